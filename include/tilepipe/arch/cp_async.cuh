@@ -1,0 +1,52 @@
+#pragma once
+//! \file
+//! `cp.async` (sm_80+): 16-byte asynchronous copies from global to shared memory.
+//!
+//! Full chunks go through `cuda::memcpy_async` in block/async_tile_loader.cuh; this file holds
+//! the one form CCCL does not offer: the zero-fill (src-size) form, used for chunks that lie
+//! partly or wholly outside a matrix. The copy belongs to the calling thread's current
+//! cp.async group, exactly like a `cuda::memcpy_async` on a `thread_scope_thread` pipeline,
+//! so it is completed by the same `producer_commit` / `pipeline_consumer_wait_prior`.
+
+#include <cstdint>
+
+#include "../detail/macros.cuh"
+
+namespace tilepipe::arch {
+
+//! Copies `src_bytes` (0..16) bytes from `src` to the 16-byte chunk at `smem_dst` and zeros the
+//! remaining `16 - src_bytes` bytes. Only `src_bytes` bytes are read, so with `src_bytes == 0`
+//! nothing is read; `src` must still be a valid global address (pass a clamped one).
+//! Both addresses must be 16-byte aligned.
+TILEPIPE_DEVICE void cp_async_zfill_16(void* smem_dst, const void* src, int src_bytes) {
+#if TILEPIPE_ARCH_SM80_PLUS
+  const auto dst = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem_dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+               "r"(src_bytes)
+               : "memory");
+#else
+  (void)smem_dst; (void)src; (void)src_bytes;
+  __trap();  // tilepipe needs sm_80 or newer; can_implement refuses older devices.
+#endif
+}
+
+//! Closes the calling thread's current group of cp.async copies (`cp.async.commit_group`).
+//! Prefer `SmemRingBuffer::producer_commit`, which also advances the ring.
+TILEPIPE_DEVICE void cp_async_commit() {
+#if TILEPIPE_ARCH_SM80_PLUS
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+
+//! Waits until at most `Pending` of the calling thread's committed groups are still in flight
+//! (`cp.async.wait_group`). Covers only this thread's copies: a barrier must follow before other
+//! threads read the data.
+template <int Pending>
+TILEPIPE_DEVICE void cp_async_wait() {
+  static_assert(Pending >= 0, "cp_async_wait<Pending>: Pending is a count of groups, >= 0");
+#if TILEPIPE_ARCH_SM80_PLUS
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending) : "memory");
+#endif
+}
+
+}  // namespace tilepipe::arch

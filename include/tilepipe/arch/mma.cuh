@@ -1,0 +1,50 @@
+#pragma once
+//! \file
+//! `mma.sync.aligned.m16n8k16.row.col` (sm_80+) with f32 accumulators, for f16 and bf16 inputs.
+//!
+//! Fragment layouts (PTX ISA, "Matrix Fragments for mma.m16n8k16"), with g = lane / 4 and
+//! t = lane % 4, each 32-bit register holding two consecutive-k 16-bit elements:
+//!   A (16x16): a[0] = (g, 2t..2t+1)  a[1] = (g+8, 2t..)  a[2] = (g, 2t+8..)  a[3] = (g+8, 2t+8..)
+//!   B (16x8):  b[0] = (k 2t..2t+1, n g)  b[1] = (k 2t+8..2t+9, n g)
+//!   C/D (16x8, f32): c[0..1] = (g, 2t..2t+1)  c[2..3] = (g+8, 2t..2t+1)
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "../detail/macros.cuh"
+
+namespace tilepipe::arch {
+
+//! D = A * B + C for one m16n8k16 tile; `Element` is `__half` or `__nv_bfloat16`.
+//! `d` and `c` may be the same array (the usual accumulate-in-place).
+template <class Element>
+TILEPIPE_DEVICE void mma_m16n8k16(float (&d)[4], const std::uint32_t (&a)[4],
+                                  const std::uint32_t (&b)[2], const float (&c)[4]) {
+  static_assert(std::is_same_v<Element, __half> || std::is_same_v<Element, __nv_bfloat16>,
+                "mma_m16n8k16: the input element type must be __half or __nv_bfloat16");
+#if TILEPIPE_ARCH_SM80_PLUS
+  if constexpr (std::is_same_v<Element, __half>) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+        "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};\n"
+        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),
+          "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
+  } else {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+        "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};\n"
+        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),
+          "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
+  }
+#else
+  (void)d; (void)a; (void)b; (void)c;
+  __trap();  // tilepipe needs sm_80 or newer.
+#endif
+}
+
+}  // namespace tilepipe::arch

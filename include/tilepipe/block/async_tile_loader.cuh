@@ -1,0 +1,93 @@
+#pragma once
+//! \file
+//! AsyncTileLoader: all threads of a block copy one tile from global to shared memory with
+//! 16-byte asynchronous copies on a `cuda::pipeline<cuda::thread_scope_thread>`.
+
+#include <cuda/pipeline>
+
+#include "../arch/cp_async.cuh"
+#include "../layout/matrix_view.cuh"
+#include "../layout/thread_map.cuh"
+#include "smem_tile.cuh"
+
+namespace tilepipe {
+
+//! Block-scope loader of `Rows x Cols` tiles of a row-major-stored matrix of 16-bit elements.
+//!
+//! \tparam Element  `__half` or `__nv_bfloat16` (any 16-bit type)
+//! \tparam Rows     tile rows (the strided dimension)
+//! \tparam Cols     tile columns (the contiguous dimension), a multiple of 8
+//! \tparam Threads  threads of the block that take part; all of them must call `load`
+//!
+//! Each thread copies its chunks (see `TileThreadMap`) with
+//! `cuda::memcpy_async(dst, src, cuda::aligned_size_t<16>(16), pipe)`, which compiles to
+//! `cp.async.cg.shared.global` of 16 bytes. Chunks that reach past the matrix are filled
+//! through the zero-fill form of `cp.async`: a chunk partly inside reads only its in-bounds
+//! bytes, a chunk wholly outside reads nothing; both zero the rest. So a tile on the edge of
+//! the matrix arrives zero-padded, and no byte outside the matrix is read.
+//!
+//! Requirements (`GemmMultistage::can_implement` checks them for its operands): `src.data` and
+//! `src.ld * sizeof(Element)` are multiples of 16 bytes; tile coordinates are non-negative.
+//!
+//! \code
+//! using Loader = tilepipe::AsyncTileLoader<__half, 128, 32, 128>;
+//! Loader loader(tilepipe::MatrixView<const __half>{a, m, k, lda}, threadIdx.x);
+//! loader.load(ring.write_stage().a, block_m0, k_tile * 32, ring.pipeline());
+//! ring.producer_commit();
+//! \endcode
+template <class Element, int Rows, int Cols, int Threads>
+class AsyncTileLoader {
+  static_assert(sizeof(Element) == 2,
+                "AsyncTileLoader: elements must be 16-bit (half, bfloat16)");
+
+ public:
+  using Tile = SmemTile<Element, Rows, Cols>;
+  using Layout = typename Tile::Layout;
+  using ThreadMap = TileThreadMap<Rows, Cols, Threads>;
+  static constexpr int kElementsPerChunk = 8;
+
+  //! `thread` is this thread's index among the `Threads` participants.
+  TILEPIPE_DEVICE AsyncTileLoader(MatrixView<const Element> src, int thread)
+      : src_(src), thread_(thread) {}
+
+  //! Issues the copies of the tile whose first element is `(row0, col0)` of the matrix into
+  //! `dst`. Completion: the caller commits and waits on `pipe` (see `SmemRingBuffer`).
+  template <class Pipeline>
+  TILEPIPE_DEVICE void load(Tile& dst, int row0, int col0, Pipeline& pipe) const {
+    // A tile wholly inside the matrix (the common case) needs no per-chunk predicate.
+    const bool tile_inside = row0 + Rows <= src_.rows && col0 + Cols <= src_.cols;
+    TILEPIPE_UNROLL
+    for (int it = 0; it < ThreadMap::kIterations; ++it) {
+      if (!ThreadMap::valid(thread_, it)) break;
+      const int row = row0 + ThreadMap::row(thread_, it);
+      const int col = col0 + ThreadMap::col(thread_, it);
+      Element* chunk_dst =
+          dst.data + Layout::chunk_offset(ThreadMap::linear_chunk(thread_, it)) * kElementsPerChunk;
+      if (tile_inside || (row < src_.rows && col + kElementsPerChunk <= src_.cols)) {
+        cuda::memcpy_async(chunk_dst, src_.ptr(row, col), cuda::aligned_size_t<16>(16), pipe);
+      } else {
+        copy_edge_chunk(chunk_dst, row, col);
+      }
+    }
+  }
+
+  //! The view this loader reads.
+  TILEPIPE_DEVICE const MatrixView<const Element>& source() const { return src_; }
+
+ private:
+  // A chunk that is partly or wholly outside the matrix: read only the in-bounds elements,
+  // from an address that is inside the matrix, and let cp.async zero the remainder.
+  TILEPIPE_DEVICE void copy_edge_chunk(Element* chunk_dst, int row, int col) const {
+    int valid = 0;
+    if (row < src_.rows && col < src_.cols) {
+      valid = src_.cols - col < kElementsPerChunk ? src_.cols - col : kElementsPerChunk;
+    }
+    const Element* chunk_src = valid > 0 ? src_.ptr(row, col) : src_.data;
+    arch::cp_async_zfill_16(chunk_dst, chunk_src, valid * static_cast<int>(sizeof(Element)));
+  }
+
+  MatrixView<const Element> src_;
+  int thread_;
+};
+
+}  // namespace tilepipe

@@ -1,0 +1,66 @@
+#pragma once
+//! \file
+//! The swizzled shared-memory layout of a tile of 16-bit elements.
+//!
+//! A `Rows x Cols` tile (columns contiguous) is cut into 16-byte chunks of 8 elements. In
+//! row-major order chunk `(row, chunk)` would sit at `L = row * kChunksPerRow + chunk`. We
+//! store it at `L ^ ((L >> kShift) & 7)`: the low three bits of the chunk index (which 16-byte
+//! bank group of a 128-byte line it lands in) are XORed with three higher bits.
+//! - kShift = log2(kChunksPerRow) when a row spans at least one 128-byte line, so the bank
+//!   group is XORed with `row % 8`;
+//! - kShift = 3 when a row is shorter than a line, so the bank group is XORed with the index
+//!   of the 128-byte line.
+//! Either way (tested on the host):
+//! - eight consecutive chunks starting at a multiple of 8 (one 8-thread phase of the loader's
+//!   16-byte writes) land in eight different bank groups;
+//! - the same chunk column of eight consecutive rows starting at a multiple of 8 (one 8x8
+//!   matrix of an ldmatrix) lands in eight different bank groups;
+//! so both the async writes and the ldmatrix reads are free of bank conflicts, provided the
+//! tile starts at a 128-byte boundary. The XOR only permutes chunks inside a group of 8 lines,
+//! so the map is a bijection on the tile.
+
+#include "../detail/macros.cuh"
+#include "math.cuh"
+
+namespace tilepipe {
+
+//! Swizzled layout of a `Rows x Cols` tile of 16-bit elements, columns contiguous.
+template <int Rows, int Cols>
+struct SwizzledTileLayout {
+  static_assert(Cols % 8 == 0 && is_power_of_two(Cols / 8),
+                "SwizzledTileLayout: the contiguous extent (Cols) must be 8 times a power of two "
+                "(8, 16, 32, 64, 128, ... 16-bit elements)");
+  static_assert(Rows > 0 && (Rows * (Cols / 8)) % 8 == 0,
+                "SwizzledTileLayout: the tile must hold a whole number of 128-byte lines "
+                "(Rows * Cols must be a multiple of 64 elements)");
+
+  static constexpr int kRows = Rows;
+  static constexpr int kCols = Cols;
+  static constexpr int kElements = Rows * Cols;
+  static constexpr int kElementsPerChunk = 8;  //!< 16 bytes of 16-bit elements
+  static constexpr int kChunksPerRow = Cols / 8;
+  static constexpr int kChunks = Rows * kChunksPerRow;
+  static constexpr int kShift = log2_floor(kChunksPerRow) > 3 ? log2_floor(kChunksPerRow) : 3;
+
+  //! Physical chunk index of the row-major chunk index `linear_chunk`.
+  TILEPIPE_HOST_DEVICE static constexpr int chunk_offset(int linear_chunk) {
+    return linear_chunk ^ ((linear_chunk >> kShift) & 7);
+  }
+
+  //! Physical chunk index of chunk `chunk` (in units of 8 elements) of row `row`.
+  TILEPIPE_HOST_DEVICE static constexpr int chunk_offset(int row, int chunk) {
+    return chunk_offset(row * kChunksPerRow + chunk);
+  }
+
+  //! Element offset of element `(row, col)` from the tile's start.
+  TILEPIPE_HOST_DEVICE static constexpr int offset(int row, int col) {
+    return chunk_offset(row, col / kElementsPerChunk) * kElementsPerChunk + col % kElementsPerChunk;
+  }
+
+  //! Bank group (0..7) of a physical chunk: which 16 bytes of a 128-byte line it occupies.
+  TILEPIPE_HOST_DEVICE static constexpr int bank_group(int physical_chunk) {
+    return physical_chunk & 7;
+  }
+};
+
+}  // namespace tilepipe

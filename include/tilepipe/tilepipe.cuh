@@ -1,0 +1,24 @@
+#pragma once
+//! \file
+//! Umbrella header: every public tilepipe collective.
+
+#include "version.cuh"
+
+#include "arch/cp_async.cuh"
+#include "arch/ldmatrix.cuh"
+#include "arch/mma.cuh"
+
+#include "layout/ldmatrix_map.cuh"
+#include "layout/matrix_view.cuh"
+#include "layout/stage_index.cuh"
+#include "layout/swizzled_tile.cuh"
+#include "layout/thread_map.cuh"
+#include "layout/tile_shape.cuh"
+
+#include "block/async_tile_loader.cuh"
+#include "block/smem_ring_buffer.cuh"
+#include "block/smem_tile.cuh"
+
+#include "warp/fragment_loader.cuh"
+#include "warp/fragments.cuh"
+#include "warp/warp_mma.cuh"

@@ -1,0 +1,9 @@
+#pragma once
+//! \file
+//! tilepipe's version, as the CMake package reports it.
+
+#define TILEPIPE_VERSION_MAJOR 0
+#define TILEPIPE_VERSION_MINOR 1
+#define TILEPIPE_VERSION_PATCH 0
+//! MAJOR * 10000 + MINOR * 100 + PATCH
+#define TILEPIPE_VERSION (TILEPIPE_VERSION_MAJOR * 10000 + TILEPIPE_VERSION_MINOR * 100 + TILEPIPE_VERSION_PATCH)

@@ -1,0 +1,64 @@
+#pragma once
+//! \file
+//! Register fragments of a warp tile for `mma.sync.m16n8k16`.
+//!
+//! The element layout inside each register is the PTX ISA's (see arch/mma.cuh). Arrays are
+//! indexed only with compile-time constants (fully unrolled loops), so they stay in registers.
+
+#include <cstdint>
+
+#include "../detail/macros.cuh"
+#include "../layout/tile_shape.cuh"
+
+namespace tilepipe {
+
+//! A operand of a `WarpM x 16` k-block: one 16x16 fragment (4 registers) per m16 tile.
+template <int WarpM>
+struct FragmentA {
+  static_assert(WarpM % MmaShape::kM == 0, "FragmentA: WarpM must be a multiple of 16");
+  static constexpr int kTiles = WarpM / MmaShape::kM;
+  std::uint32_t x[kTiles][4];  // (WarpM / 16, 4 registers of two 16-bit elements)
+};
+
+//! B operand of a `16 x WarpN` k-block: one 16x8 fragment (2 registers) per n8 tile.
+template <int WarpN>
+struct FragmentB {
+  static_assert(WarpN % 16 == 0,
+                "FragmentB: WarpN must be a multiple of 16 (one ldmatrix.x4 feeds two n8 tiles)");
+  static constexpr int kTiles = WarpN / MmaShape::kN;
+  std::uint32_t x[kTiles][2];  // (WarpN / 8, 2 registers of two 16-bit elements)
+};
+
+//! f32 accumulators of a `WarpM x WarpN` warp tile: 4 per lane per m16n8 tile.
+//! Register `j` of tile `(mi, ni)` of lane `l` holds element
+//! `(16 * mi + l / 4 + 8 * (j / 2), 8 * ni + 2 * (l % 4) + j % 2)` of the warp tile.
+template <int WarpM, int WarpN>
+struct Accumulators {
+  static_assert(WarpM % MmaShape::kM == 0 && WarpN % MmaShape::kN == 0,
+                "Accumulators: the warp tile must be a multiple of 16 x 8");
+  static constexpr int kTilesM = WarpM / MmaShape::kM;
+  static constexpr int kTilesN = WarpN / MmaShape::kN;
+  float x[kTilesM][kTilesN][4];  // (WarpM / 16, WarpN / 8, 4)
+
+  TILEPIPE_HOST_DEVICE void clear() {
+    TILEPIPE_UNROLL
+    for (int mi = 0; mi < kTilesM; ++mi) {
+      TILEPIPE_UNROLL
+      for (int ni = 0; ni < kTilesN; ++ni) {
+        TILEPIPE_UNROLL
+        for (int j = 0; j < 4; ++j) x[mi][ni][j] = 0.0f;
+      }
+    }
+  }
+
+  //! Row within the warp tile of register `j` of m16 tile `mi` for `lane`.
+  TILEPIPE_HOST_DEVICE static constexpr int row_of(int lane, int mi, int j) {
+    return MmaShape::kM * mi + lane / 4 + 8 * (j / 2);
+  }
+  //! Column within the warp tile of register `j` of n8 tile `ni` for `lane`.
+  TILEPIPE_HOST_DEVICE static constexpr int col_of(int lane, int ni, int j) {
+    return MmaShape::kN * ni + 2 * (lane % 4) + j % 2;
+  }
+};
+
+}  // namespace tilepipe

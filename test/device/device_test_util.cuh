@@ -1,0 +1,110 @@
+#pragma once
+// Helpers shared by the device tests: error checks, an RAII device buffer, and random 16-bit data.
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+// Fails the current test (and returns from it) when a CUDA call does not succeed.
+#define TP_CUDA_ASSERT(expr)                                                              \
+  do {                                                                                    \
+    const cudaError_t tp_err_ = (expr);                                                   \
+    ASSERT_EQ(tp_err_, cudaSuccess) << #expr << ": " << cudaGetErrorString(tp_err_);       \
+  } while (0)
+
+// Checks the launch itself and then the kernel's completion.
+#define TP_CUDA_ASSERT_LAUNCH()                  \
+  do {                                           \
+    TP_CUDA_ASSERT(cudaGetLastError());          \
+    TP_CUDA_ASSERT(cudaDeviceSynchronize());     \
+  } while (0)
+
+namespace tptest {
+
+// Device memory for `n` elements of T, freed on scope exit.
+template <class T>
+class DeviceBuffer {
+ public:
+  explicit DeviceBuffer(std::size_t n) : n_(n) {
+    if (cudaMalloc(&ptr_, bytes()) != cudaSuccess) ptr_ = nullptr;
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer() { cudaFree(ptr_); }
+
+  T* get() const { return ptr_; }
+  std::size_t size() const { return n_; }
+  std::size_t bytes() const { return n_ * sizeof(T); }
+  bool ok() const { return ptr_ != nullptr; }
+
+  cudaError_t upload(const std::vector<T>& host) {
+    return cudaMemcpy(ptr_, host.data(), bytes(), cudaMemcpyHostToDevice);
+  }
+  cudaError_t download(std::vector<T>& host) const {
+    host.resize(n_);
+    return cudaMemcpy(host.data(), ptr_, bytes(), cudaMemcpyDeviceToHost);
+  }
+  // Fills every byte with `byte` (0xFF makes 16-bit and 32-bit floats NaN).
+  cudaError_t poison(unsigned char byte = 0xFF) { return cudaMemset(ptr_, byte, bytes()); }
+
+ private:
+  T* ptr_ = nullptr;
+  std::size_t n_;
+};
+
+// Random non-zero 16-bit patterns: a copy test can tell every element from zero-fill.
+inline std::vector<std::uint16_t> random_nonzero_bits(std::size_t n, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> dist(1, 0xFFFF);
+  std::vector<std::uint16_t> v(n);
+  for (auto& x : v) x = static_cast<std::uint16_t>(dist(rng));
+  return v;
+}
+
+// Small random integers in [-range, range]: exact in f16/bf16, and their dot products are exact
+// in f32 for the K used by the tests.
+inline std::vector<int> random_small_ints(std::size_t n, int range, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> dist(-range, range);
+  std::vector<int> v(n);
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+
+template <class T>
+T from_float(float f);
+template <>
+inline __half from_float<__half>(float f) { return __float2half(f); }
+template <>
+inline __nv_bfloat16 from_float<__nv_bfloat16>(float f) { return __float2bfloat16(f); }
+
+template <class T>
+std::vector<T> to_elements(const std::vector<int>& v) {
+  std::vector<T> out(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) out[i] = from_float<T>(static_cast<float>(v[i]));
+  return out;
+}
+
+// Reinterprets 16-bit patterns as elements of a 16-bit type.
+template <class T>
+std::vector<T> from_bits(const std::vector<std::uint16_t>& bits) {
+  static_assert(sizeof(T) == 2, "16-bit element type expected");
+  std::vector<T> out(bits.size());
+  std::memcpy(out.data(), bits.data(), bits.size() * 2);
+  return out;
+}
+
+// Sets the kernel's dynamic shared memory limit when it needs more than the default 48 KB.
+template <class Kernel>
+cudaError_t allow_smem(Kernel kernel, std::size_t bytes) {
+  return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                              static_cast<int>(bytes));
+}
+
+}  // namespace tptest
