@@ -21,8 +21,8 @@
 #  define TILEPIPE_ARCH_SM80_PLUS 0
 #endif
 
-//! Unroll hint that reads the same under nvcc and a host compiler.
-#if defined(__CUDACC__)
+//! Unroll hint for device code; nothing in a host compilation (where g++ would warn about it).
+#if defined(__CUDA_ARCH__)
 #  define TILEPIPE_UNROLL _Pragma("unroll")
 #else
 #  define TILEPIPE_UNROLL
