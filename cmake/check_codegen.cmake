@@ -1,0 +1,149 @@
+# Codegen check: compiles test/codegen/codegen_kernel.cu with nvcc for each requested
+# architecture and checks what the compiler made of tilepipe's collectives. No GPU needed.
+#
+#   cmake -DNVCC=<nvcc> -DSOURCE=<.cu> -DOUTPUT_DIR=<dir> -DARCHS="80|90"
+#         [-DINCLUDE_DIRS="a|b"] [-DEXTRA_FLAGS="f1|f2"] [-DHOST_COMPILER=<c++>]
+#         -P check_codegen.cmake
+#
+# (a) the PTX must match every regex in REQUIRED_PTX below;
+# (b) ptxas (-Xptxas -v) must report 0 bytes stack frame and 0 bytes spill stores and
+#     loads for every function.
+# The .ptx, .cubin and ptxas reports stay in OUTPUT_DIR.
+
+# ---- What the PTX of every architecture must contain --------------------------------
+# Three entries per requirement:
+#   <what, for the message>  <regex that must match>  <regex for the lines to show on failure>
+# The PTX is matched as one string: use [^\n]* to stay within a line. No ';' in entries.
+set(REQUIRED_PTX
+  "16-byte cp.async.cg global->shared (plain or zero-fill form)"
+      "cp\\.async\\.cg\\.shared\\.global[^\n]*, 16[^0-9]"       "cp\\.async"
+  "ldmatrix (shared -> registers)"
+      "ldmatrix\\.sync\\.aligned"                               "ldmatrix"
+  "mma.sync m16n8k16 (tensor cores)"
+      "mma\\.sync\\.aligned\\.m16n8k16"                        "mma"
+)
+
+# ---- Arguments ------------------------------------------------------------------------
+foreach(var IN ITEMS NVCC SOURCE OUTPUT_DIR ARCHS)
+  if(NOT DEFINED ${var} OR "${${var}}" STREQUAL "")
+    message(FATAL_ERROR "check_codegen.cmake: -D${var}=... is required")
+  endif()
+endforeach()
+string(REPLACE "|" ";" ARCHS "${ARCHS}")
+string(REPLACE "|" ";" INCLUDE_DIRS "${INCLUDE_DIRS}")
+list(REMOVE_DUPLICATES INCLUDE_DIRS)
+string(REPLACE "|" ";" EXTRA_FLAGS "${EXTRA_FLAGS}")
+
+set(common_flags -std=c++17 -DNDEBUG)
+foreach(dir IN LISTS INCLUDE_DIRS)
+  list(APPEND common_flags "-I${dir}")
+endforeach()
+list(APPEND common_flags ${EXTRA_FLAGS})
+if(HOST_COMPILER)
+  list(APPEND common_flags -ccbin "${HOST_COMPILER}")
+endif()
+
+file(MAKE_DIRECTORY "${OUTPUT_DIR}")
+get_filename_component(stem "${SOURCE}" NAME_WE)
+set(failures "")
+
+# Lines of `text` that match `regex`, indented, at most `max` of them.
+function(matching_lines out text regex max)
+  string(REPLACE ";" "<semicolon>" text "${text}")  # ';' would split the list of lines
+  string(REPLACE "\n" ";" lines "${text}")
+  set(result "")
+  set(count 0)
+  foreach(line IN LISTS lines)
+    if(line MATCHES "${regex}")
+      math(EXPR count "${count} + 1")
+      if(count LESS_EQUAL max)
+        string(APPEND result "      ${line}\n")
+      endif()
+    endif()
+  endforeach()
+  if(count GREATER max)
+    math(EXPR more "${count} - ${max}")
+    string(APPEND result "      ... ${more} more\n")
+  elseif(count EQUAL 0)
+    set(result "      (no such line)\n")
+  endif()
+  string(REPLACE "<semicolon>" ";" result "${result}")
+  set(${out} "${result}" PARENT_SCOPE)
+endfunction()
+
+function(run_nvcc arch what output report_var)
+  execute_process(
+    COMMAND "${NVCC}" ${common_flags} ${ARGN} -o "${output}" "${SOURCE}"
+    RESULT_VARIABLE rc
+    OUTPUT_VARIABLE log
+    ERROR_VARIABLE log)
+  if(NOT rc EQUAL 0)
+    list(JOIN ARGN " " args)
+    message(FATAL_ERROR "codegen sm_${arch}: nvcc failed to produce ${what} (exit ${rc}):\n"
+      "  ${NVCC} ${common_flags} ${args} -o ${output} ${SOURCE}\n${log}")
+  endif()
+  set(${report_var} "${log}" PARENT_SCOPE)
+endfunction()
+
+foreach(arch IN LISTS ARCHS)
+  set(base "${OUTPUT_DIR}/${stem}.sm_${arch}")
+
+  # ---- (a) PTX ------------------------------------------------------------------------
+  run_nvcc(${arch} "PTX" "${base}.ptx" unused -ptx -arch=sm_${arch})
+  file(READ "${base}.ptx" ptx)
+  list(LENGTH REQUIRED_PTX n)
+  math(EXPR last "${n} - 1")
+  foreach(i RANGE 0 ${last} 3)
+    math(EXPR j "${i} + 1")
+    math(EXPR k "${i} + 2")
+    list(GET REQUIRED_PTX ${i} what)
+    list(GET REQUIRED_PTX ${j} regex)
+    list(GET REQUIRED_PTX ${k} family)
+    if(ptx MATCHES "${regex}")
+      message(STATUS "sm_${arch} PTX ok: ${what}")
+    else()
+      matching_lines(shown "${ptx}" "${family}" 12)
+      string(REPLACE "\n" "\\n" shown_regex "${regex}")
+      string(APPEND failures
+        "  sm_${arch} PTX: no ${what}\n"
+        "    expected a line matching: ${shown_regex}\n"
+        "    lines of ${base}.ptx matching '${family}':\n${shown}")
+    endif()
+  endforeach()
+
+  # ---- (b) ptxas report -------------------------------------------------------------------
+  run_nvcc(${arch} "a cubin" "${base}.cubin" report -cubin -arch=sm_${arch} -Xptxas -v)
+  file(WRITE "${base}.ptxas.txt" "${report}")
+  string(REPLACE ";" "," report_text "${report}")  # ';' would split the list of lines
+  string(REPLACE "\n" ";" report_lines "${report_text}")
+  set(function "")
+  set(functions 0)
+  foreach(line IN LISTS report_lines)
+    if(line MATCHES "Function properties for (.+)$")
+      set(function "${CMAKE_MATCH_1}")
+      math(EXPR functions "${functions} + 1")
+    elseif(function)
+      if(NOT line MATCHES "^ *0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads")
+        string(STRIP "${line}" line)
+        string(APPEND failures
+          "  sm_${arch} ptxas: ${function} has a stack frame or spills:\n"
+          "      ${line}\n")
+      endif()
+      set(function "")
+    endif()
+  endforeach()
+  matching_lines(usage "${report}" "(Compiling entry function|Used [0-9]+ registers)" 40)
+  if(functions EQUAL 0)
+    string(APPEND failures
+      "  sm_${arch} ptxas: the report names no function (is the kernel in ${SOURCE} instantiated?)\n"
+      "    report: ${base}.ptxas.txt\n")
+  else()
+    message(STATUS "sm_${arch} ptxas: ${functions} function(s) checked for stack frames and spills\n${usage}")
+  endif()
+endforeach()
+
+if(failures)
+  message(FATAL_ERROR "codegen check of ${SOURCE} FAILED:\n${failures}")
+endif()
+list(JOIN ARCHS ", sm_" archs)
+message(STATUS "codegen check of ${stem} passed for sm_${archs}")

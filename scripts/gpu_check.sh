@@ -1,0 +1,222 @@
+#!/usr/bin/env bash
+# Full check on a machine with a GPU (compute capability >= 8.0).
+#
+#   scripts/gpu_check.sh LOGDIR
+#
+# Configures with the `gpu` preset (Ninja, Release, CMAKE_CUDA_ARCHITECTURES=native,
+# build dir build/gpu), builds with every core, runs ctest once per label (host, codegen,
+# device), runs every example program, writes one log per step into LOGDIR (configure.log,
+# build.log, ctest-<label>.log, examples.log, ...) and prints a summary LAST (also kept in
+# summary.log). Exit status 0 only if every step passed.
+# On this machine a skipped device test is a failure (it means the GPU was not usable);
+# set TILEPIPE_ALLOW_SKIPPED=1 to accept skips.
+#
+# Adding a step (compute-sanitizer, benchmarks, ...): write a function that returns non-zero
+# on failure and may set STEP_DETAIL to a one-line result, then add one `step` line to
+# main() below. Its result then appears in the summary like the others.
+#
+# Environment: JOBS (default: all cores), TILEPIPE_ALLOW_SKIPPED (default 0).
+# Needs only CMake >= 3.25, ninja, nvcc and GoogleTest's CMake package.
+set -uo pipefail
+
+if [[ $# -ne 1 ]]; then
+  echo "usage: $0 LOGDIR" >&2
+  exit 2
+fi
+mkdir -p "$1" || exit 2
+LOGDIR=$(cd "$1" && pwd)
+cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
+
+PRESET=gpu
+# CMake looks for nvcc on PATH (or in CUDACXX); fall back to the usual toolkit location.
+if [[ -z ${CUDACXX:-} ]] && ! command -v nvcc >/dev/null 2>&1 && [[ -x /usr/local/cuda/bin/nvcc ]]; then
+  export CUDACXX=/usr/local/cuda/bin/nvcc
+  export PATH="/usr/local/cuda/bin:${PATH}"
+fi
+JOBS=${JOBS:-$(nproc)}
+ALLOW_SKIPPED=${TILEPIPE_ALLOW_SKIPPED:-0}
+
+# ---- Bookkeeping ----------------------------------------------------------------------------
+STEP_NAMES=()
+STEP_RESULTS=()
+STEP_DETAILS=()
+STEP_DETAIL=""
+BUILD_OK=0
+EXAMPLE_LINES=""
+
+# step NAME FUNCTION [ARGS...]: runs FUNCTION, records PASS/FAIL, its time and STEP_DETAIL.
+step() {
+  local name=$1
+  shift
+  STEP_DETAIL=""
+  echo "[gpu_check] ${name} ..."
+  local start=${SECONDS} result=PASS
+  "$@" || result=FAIL
+  local elapsed=$((SECONDS - start))
+  STEP_NAMES+=("${name}")
+  STEP_RESULTS+=("${result}")
+  STEP_DETAILS+=("${STEP_DETAIL:+${STEP_DETAIL} }(${elapsed}s)")
+  echo "[gpu_check] ${name}: ${result}"
+  [[ ${result} == PASS ]]
+}
+
+# logged LOGFILE COMMAND...: runs COMMAND with stdout and stderr in LOGDIR/LOGFILE.
+logged() {
+  local log="${LOGDIR}/$1"
+  shift
+  echo "+ $*" >"${log}"
+  "$@" >>"${log}" 2>&1
+}
+
+# ---- Steps ------------------------------------------------------------------------------------
+step_environment() {
+  {
+    echo "date:   $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+    echo "host:   $(hostname)"
+    echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo none)"
+    echo
+    nvidia-smi || echo "nvidia-smi: not available"
+    echo
+    cmake --version | head -n 1
+    echo "ninja $(ninja --version 2>/dev/null || echo 'not found')"
+    nvcc --version 2>/dev/null | tail -n 2 || command -v nvcc || echo "nvcc: not on PATH"
+  } >"${LOGDIR}/environment.log" 2>&1
+  return 0
+}
+
+step_configure() {
+  logged configure.log cmake --preset "${PRESET}" || { STEP_DETAIL="see configure.log"; return 1; }
+}
+
+step_build() {
+  logged build.log cmake --build --preset "${PRESET}" --parallel "${JOBS}" ||
+    { STEP_DETAIL="see build.log"; return 1; }
+}
+
+# step_ctest LABEL: the tests of one label; a skipped test fails the step unless allowed.
+step_ctest() {
+  local label=$1 log="ctest-$1.log" status=0
+  if [[ ${BUILD_OK} -ne 1 ]]; then
+    STEP_DETAIL="not run: configure or build failed"
+    return 1
+  fi
+  logged "${log}" ctest --preset "${PRESET}" --label-regex "^${label}\$" \
+    --parallel "${JOBS}" --no-tests=error || status=$?
+  STEP_DETAIL=$(grep -E '[0-9]+% tests passed|No tests were found' \
+    "${LOGDIR}/${log}" | tail -n 1)
+  [[ -n ${STEP_DETAIL} ]] || STEP_DETAIL="ctest exited with ${status}; see ${log}"
+  local skipped
+  skipped=$(grep -c '(Skipped)$' "${LOGDIR}/${log}")
+  if [[ ${skipped} -gt 0 ]]; then
+    STEP_DETAIL+=", ${skipped} skipped"
+    if [[ ${ALLOW_SKIPPED} != 1 ]]; then
+      STEP_DETAIL+=" (not allowed on the GPU machine; see ${log})"
+      status=1
+    fi
+  fi
+  return "${status}"
+}
+
+# step_examples: every example program (build/gpu/example/*) with its default arguments.
+step_examples() {
+  if [[ ${BUILD_OK} -ne 1 ]]; then
+    STEP_DETAIL="not run: configure or build failed"
+    return 1
+  fi
+  local log="${LOGDIR}/examples.log" exe passed=0 failed=0
+  : >"${log}"
+  while IFS= read -r exe; do
+    echo "+ ${exe}" >>"${log}"
+    if timeout 600 "${exe}" >>"${log}" 2>&1; then
+      passed=$((passed + 1))
+    else
+      echo "FAILED (exit $?): ${exe}" >>"${log}"
+      failed=$((failed + 1))
+    fi
+  done < <(find "build/${PRESET}/example" -maxdepth 1 -type f -perm -u+x 2>/dev/null | sort)
+  STEP_DETAIL="${passed} passed, ${failed} failed"
+  [[ $((passed + failed)) -gt 0 ]] || STEP_DETAIL="no examples built"
+  # Keep each example's verdict lines (error, speed) for the summary.
+  EXAMPLE_LINES=$(grep -E 'VERIFIED|FAILED|TFLOP/s|relative error|fused_bias_relu' "${log}" || true)
+  [[ ${failed} -eq 0 ]]
+}
+
+# step_sanitizer TOOL: every device test under compute-sanitizer --tool TOOL, on the reduced
+# set of shapes (the large cuBLAS-checked problems are filtered out: under the sanitizer they
+# take minutes and add no coverage of other code paths). Clean means exit 0 and
+# "ERROR SUMMARY: 0 errors" from every program.
+SANITIZER_FILTER=${TILEPIPE_SANITIZER_FILTER:--*Large*}
+step_sanitizer() {
+  local tool=$1 log="${LOGDIR}/sanitizer-$1.log" exe programs=0 dirty=0
+  if [[ ${BUILD_OK} -ne 1 ]]; then
+    STEP_DETAIL="not run: configure or build failed"
+    return 1
+  fi
+  if ! command -v compute-sanitizer >/dev/null 2>&1; then
+    STEP_DETAIL="compute-sanitizer not found"
+    return 1
+  fi
+  : >"${log}"
+  while IFS= read -r exe; do
+    programs=$((programs + 1))
+    echo "+ compute-sanitizer --tool ${tool} ${exe} --gtest_filter=${SANITIZER_FILTER}" >>"${log}"
+    local out
+    out=$(timeout 900 compute-sanitizer --tool "${tool}" --error-exitcode 99 \
+      "${exe}" --gtest_filter="${SANITIZER_FILTER}" --gtest_brief=1 2>&1)
+    local rc=$?
+    echo "${out}" >>"${log}"
+    if [[ ${rc} -ne 0 ]] || ! grep -q 'ERROR SUMMARY: 0 errors' <<<"${out}"; then
+      echo "NOT CLEAN (exit ${rc}): ${exe}" >>"${log}"
+      dirty=$((dirty + 1))
+    fi
+  done < <(find "build/${PRESET}/test/device" -maxdepth 1 -type f -perm -u+x 2>/dev/null | sort)
+  STEP_DETAIL="${programs} programs, $((programs - dirty)) clean (ERROR SUMMARY: 0 errors)"
+  [[ ${programs} -gt 0 && ${dirty} -eq 0 ]]
+}
+
+# ---- Summary ----------------------------------------------------------------------------------
+gpu_name() {
+  nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader 2>/dev/null |
+    sed 's/, / | CC /; s/, / | driver /' || true
+}
+
+print_summary() {
+  local overall=PASS i
+  for i in "${!STEP_NAMES[@]}"; do
+    [[ ${STEP_RESULTS[i]} == PASS ]] || overall=FAIL
+  done
+  local gpu
+  gpu=$(gpu_name)
+  {
+    echo
+    echo "==================== tilepipe gpu_check summary ===================="
+    echo "GPU:  ${gpu:-unknown (nvidia-smi gave nothing)}"
+    echo "logs: ${LOGDIR}"
+    for i in "${!STEP_NAMES[@]}"; do
+      printf '  %-14s %-4s  %s\n' "${STEP_NAMES[i]}" "${STEP_RESULTS[i]}" "${STEP_DETAILS[i]}"
+    done
+    if [[ -n ${EXAMPLE_LINES} ]]; then
+      echo "examples:"
+      sed 's/^/  /' <<<"${EXAMPLE_LINES}"
+    fi
+    echo "OVERALL: ${overall}"
+  } | tee "${LOGDIR}/summary.log"
+  [[ ${overall} == PASS ]]
+}
+
+# ---- Main -------------------------------------------------------------------------------------
+main() {
+  step environment step_environment
+  if step configure step_configure && step build step_build; then
+    BUILD_OK=1
+  fi
+  step ctest-host step_ctest host
+  step ctest-codegen step_ctest codegen
+  step ctest-device step_ctest device
+  step examples step_examples
+  step memcheck step_sanitizer memcheck
+  step racecheck step_sanitizer racecheck
+  print_summary
+}
+
+main
