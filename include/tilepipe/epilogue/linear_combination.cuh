@@ -1,0 +1,176 @@
+#pragma once
+//! \file
+//! LinearCombinationEpilogue: D = alpha * acc + beta * C, converted to D's type, with the block's
+//! tile staged through shared memory so that global loads of C and stores of D are 16-byte
+//! vectors along D's contiguous dimension.
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "../detail/macros.cuh"
+#include "../layout/math.cuh"
+#include "../layout/tile_shape.cuh"
+#include "../warp/fragments.cuh"
+
+namespace tilepipe {
+
+namespace detail {
+template <class T>
+TILEPIPE_DEVICE float to_float(T x) {
+  if constexpr (std::is_same_v<T, float>) return x;
+  else if constexpr (std::is_same_v<T, __half>) return __half2float(x);
+  else return __bfloat162float(x);
+}
+template <class T>
+TILEPIPE_DEVICE T from_float(float x) {
+  if constexpr (std::is_same_v<T, float>) return x;
+  else if constexpr (std::is_same_v<T, __half>) return __float2half_rn(x);
+  else return __float2bfloat16_rn(x);
+}
+}  // namespace detail
+
+//! Block-scope epilogue of a GEMM.
+//!
+//! \tparam ElementD  type of C and D: `float`, `__half` or `__nv_bfloat16`
+//! \tparam Policy    the `GemmPolicy` of the mainloop whose accumulators it consumes
+//!
+//! C and D share a layout (row- or column-major, chosen at run time) but may have different
+//! leading dimensions. C is read only when `beta != 0`, so with `beta == 0` it may be null or
+//! hold NaNs. Elements outside the `m x n` problem are never read or written.
+template <class ElementD, class Policy>
+class LinearCombinationEpilogue {
+  static_assert(std::is_same_v<ElementD, float> || std::is_same_v<ElementD, __half> ||
+                    std::is_same_v<ElementD, __nv_bfloat16>,
+                "LinearCombinationEpilogue: D must be float, __half or __nv_bfloat16");
+
+  using Tile = typename Policy::Tile;
+  using Warp = typename Policy::Warp;
+  static constexpr int kThreads = Policy::kThreads;
+  //! Elements of D in one 16-byte vector.
+  static constexpr int kVector = 16 / static_cast<int>(sizeof(ElementD));
+  //! Staging rows are padded by 4 floats: rows stay 16-byte aligned and the accumulator writes
+  //! of a warp's eight row groups spread over the banks.
+  static constexpr int kPad = 4;
+  static constexpr int kRowMajorStride = Tile::kN + kPad;   // staging [TileM][TileN + pad]
+  static constexpr int kColMajorStride = Tile::kM + kPad;   // staging [TileN][TileM + pad]
+  static constexpr int kStagedFloats = Tile::kM * kRowMajorStride > Tile::kN * kColMajorStride
+                                           ? Tile::kM * kRowMajorStride
+                                           : Tile::kN * kColMajorStride;
+  static_assert(Tile::kM % kVector == 0 && Tile::kN % kVector == 0,
+                "LinearCombinationEpilogue: the tile must hold whole 16-byte vectors of D");
+
+ public:
+  using Accumulators = tilepipe::Accumulators<Warp::kM, Warp::kN>;
+
+  struct SharedStorage {
+    alignas(16) float staged[kStagedFloats];  // (TileM, TileN + pad) or (TileN, TileM + pad)
+  };
+
+  struct Params {
+    ElementD* d = nullptr;
+    const ElementD* c = nullptr;
+    std::int64_t ldd = 0;
+    std::int64_t ldc = 0;
+    float alpha = 1.0f;
+    float beta = 0.0f;
+    Layout layout = Layout::kRowMajor;  //!< layout of C and D
+    int m = 0;
+    int n = 0;
+  };
+
+  TILEPIPE_DEVICE LinearCombinationEpilogue(SharedStorage& storage, int thread)
+      : storage_(storage), thread_(thread) {}
+
+  //! Writes the block's tile at `(block_m0, block_n0)`. The calling warp's accumulators cover
+  //! the warp tile at `(warp_m0, warp_n0)` of the block tile. All threads of the block call it,
+  //! after the shared memory the storage overlaps (the mainloop's) is no longer in use.
+  TILEPIPE_DEVICE void operator()(const Accumulators& acc, const Params& p, int block_m0,
+                                  int block_n0, int warp_m0, int warp_n0) {
+    const bool row_major = p.layout == Layout::kRowMajor;
+    stage(acc, p.alpha, row_major, warp_m0, warp_n0);
+    __syncthreads();
+    // Walk the tile in 16-byte vectors of D along its contiguous dimension.
+    const int inner_extent = row_major ? Tile::kN : Tile::kM;   // contiguous
+    const int outer_extent = row_major ? Tile::kM : Tile::kN;
+    const int inner_limit = row_major ? p.n - block_n0 : p.m - block_m0;
+    const int outer_limit = row_major ? p.m - block_m0 : p.n - block_n0;
+    const int stride = row_major ? kRowMajorStride : kColMajorStride;
+    const int vectors_per_row = inner_extent / kVector;
+    const std::int64_t first = row_major ? block_m0 * p.ldd + block_n0 : block_n0 * p.ldd + block_m0;
+    const std::int64_t first_c = row_major ? block_m0 * p.ldc + block_n0 : block_n0 * p.ldc + block_m0;
+    for (int v = thread_; v < outer_extent * vectors_per_row; v += kThreads) {
+      const int outer = v / vectors_per_row;
+      const int inner = v % vectors_per_row * kVector;
+      if (outer >= outer_limit || inner >= inner_limit) continue;
+      const float* src = storage_.staged + outer * stride + inner;
+      ElementD* dst = p.d + first + outer * p.ldd + inner;
+      const ElementD* c = p.beta != 0.0f ? p.c + first_c + outer * p.ldc + inner : nullptr;
+      if (inner + kVector <= inner_limit) {
+        store_vector(src, dst, c, p.beta);
+      } else {
+        for (int e = 0; e < inner_limit - inner; ++e) {
+          float x = src[e];
+          if (p.beta != 0.0f) x += p.beta * detail::to_float(c[e]);
+          dst[e] = detail::from_float<ElementD>(x);
+        }
+      }
+    }
+  }
+
+ private:
+  // alpha * acc into the staging tile, in D's orientation.
+  TILEPIPE_DEVICE void stage(const Accumulators& acc, float alpha, bool row_major, int warp_m0,
+                             int warp_n0) {
+    const int lane = thread_ % 32;
+    float* s = storage_.staged;
+    TILEPIPE_UNROLL
+    for (int mi = 0; mi < Accumulators::kTilesM; ++mi) {
+      TILEPIPE_UNROLL
+      for (int ni = 0; ni < Accumulators::kTilesN; ++ni) {
+        TILEPIPE_UNROLL
+        for (int half = 0; half < 2; ++half) {  // registers {0,1} and {2,3}: two adjacent columns
+          const int r = warp_m0 + Accumulators::row_of(lane, mi, 2 * half);
+          const int c = warp_n0 + Accumulators::col_of(lane, ni, 2 * half);
+          const float x0 = alpha * acc.x[mi][ni][2 * half];
+          const float x1 = alpha * acc.x[mi][ni][2 * half + 1];
+          if (row_major) {
+            *reinterpret_cast<float2*>(s + r * kRowMajorStride + c) = make_float2(x0, x1);
+          } else {
+            s[c * kColMajorStride + r] = x0;
+            s[(c + 1) * kColMajorStride + r] = x1;
+          }
+        }
+      }
+    }
+  }
+
+  // One 16-byte vector: kVector staged floats (+ beta * C) -> D.
+  TILEPIPE_DEVICE static void store_vector(const float* src, ElementD* dst, const ElementD* c,
+                                           float beta) {
+    float x[kVector];
+    TILEPIPE_UNROLL
+    for (int i = 0; i < kVector; i += 4) {
+      const float4 f = *reinterpret_cast<const float4*>(src + i);
+      x[i] = f.x; x[i + 1] = f.y; x[i + 2] = f.z; x[i + 3] = f.w;
+    }
+    if (beta != 0.0f) {
+      const uint4 raw = *reinterpret_cast<const uint4*>(c);
+      const ElementD* cv = reinterpret_cast<const ElementD*>(&raw);
+      TILEPIPE_UNROLL
+      for (int i = 0; i < kVector; ++i) x[i] += beta * detail::to_float(cv[i]);
+    }
+    uint4 out;
+    ElementD* ov = reinterpret_cast<ElementD*>(&out);
+    TILEPIPE_UNROLL
+    for (int i = 0; i < kVector; ++i) ov[i] = detail::from_float<ElementD>(x[i]);
+    *reinterpret_cast<uint4*>(dst) = out;
+  }
+
+  SharedStorage& storage_;
+  int thread_;
+};
+
+}  // namespace tilepipe

@@ -1,0 +1,139 @@
+// Host tests of GemmMultistage's argument checks: every bad input is refused with
+// kInvalidArgument and a message naming the argument, before any device is touched. Pointers
+// here are fake addresses; nothing is dereferenced and no GPU is needed.
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+
+#include <tilepipe/gemm/gemm_multistage.cuh>
+
+using tilepipe::Layout;
+using tilepipe::Status;
+
+namespace {
+
+using Gemm = tilepipe::GemmMultistage<__half, __half, Layout::kRowMajor, Layout::kColumnMajor>;
+using GemmNN = tilepipe::GemmMultistage<__nv_bfloat16, float, Layout::kColumnMajor, Layout::kColumnMajor, 3>;
+
+template <class T>
+T* fake(std::uintptr_t address) {
+  return reinterpret_cast<T*>(address);
+}
+
+// A valid 100 x 200 x 300 problem (A row-major, B column-major, D row-major) in separate buffers.
+Gemm::Arguments valid_args() {
+  Gemm::Arguments a;
+  a.m = 100; a.n = 200; a.k = 300;
+  a.a = fake<const __half>(0x100000);  a.lda = 304;
+  a.b = fake<const __half>(0x200000);  a.ldb = 304;
+  a.c = fake<const __half>(0x300000);  a.ldc = 200;
+  a.d = fake<__half>(0x400000);        a.ldd = 200;
+  a.beta = 1.0f;
+  return a;
+}
+
+void expect_invalid(const Gemm::Arguments& args, const std::string& names) {
+  const Status s = Gemm::check_arguments(args);
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(s.message().find(names), std::string::npos)
+      << "message \"" << s.message() << "\" should name " << names;
+}
+
+}  // namespace
+
+TEST(GemmArguments, ValidProblemPasses) {
+  const Status s = Gemm::check_arguments(valid_args());
+  EXPECT_TRUE(s.ok()) << s.message();
+  EXPECT_TRUE(s.message().empty());
+}
+
+TEST(GemmArguments, NegativeSizes) {
+  auto a = valid_args(); a.m = -1; expect_invalid(a, "m = -1");
+  a = valid_args(); a.n = -5; expect_invalid(a, "n = -5");
+  a = valid_args(); a.k = -2; expect_invalid(a, "k = -2");
+  a = valid_args(); a.batch_count = -1; expect_invalid(a, "batch_count");
+  a = valid_args(); a.batch_count = 70000; expect_invalid(a, "batch_count");
+}
+
+TEST(GemmArguments, NullPointers) {
+  auto a = valid_args(); a.a = nullptr; expect_invalid(a, "A is a null pointer");
+  a = valid_args(); a.b = nullptr; expect_invalid(a, "B is a null pointer");
+  a = valid_args(); a.d = nullptr; expect_invalid(a, "D is a null pointer");
+  a = valid_args(); a.c = nullptr; expect_invalid(a, "C is a null pointer");
+  // C is not needed when beta == 0, nor A and B when K == 0.
+  a = valid_args(); a.c = nullptr; a.beta = 0.0f;
+  EXPECT_TRUE(Gemm::check_arguments(a).ok());
+  a = valid_args(); a.a = nullptr; a.b = nullptr; a.k = 0; a.lda = 0; a.ldb = 0;
+  EXPECT_TRUE(Gemm::check_arguments(a).ok()) << Gemm::check_arguments(a).message();
+}
+
+TEST(GemmArguments, LeadingDimensionsTooSmall) {
+  auto a = valid_args(); a.lda = 296; expect_invalid(a, "lda = 296");  // row-major A needs >= K
+  a = valid_args(); a.ldb = 8; expect_invalid(a, "ldb = 8");
+  a = valid_args(); a.ldd = 192; expect_invalid(a, "ldd = 192");
+  a = valid_args(); a.ldc = 0; expect_invalid(a, "ldc = 0");
+  a = valid_args(); a.layout_cd = Layout::kColumnMajor; a.ldd = 200; a.ldc = 104;  // col-major needs >= M
+  EXPECT_TRUE(Gemm::check_arguments(a).ok()) << Gemm::check_arguments(a).message();
+  a.ldd = 96; expect_invalid(a, "ldd = 96");
+}
+
+TEST(GemmArguments, MisalignedPointersAndLeadingDimensions) {
+  auto a = valid_args(); a.a = fake<const __half>(0x100002); expect_invalid(a, "A is not 16-byte aligned");
+  a = valid_args(); a.b = fake<const __half>(0x200008); expect_invalid(a, "B is not 16-byte aligned");
+  a = valid_args(); a.d = fake<__half>(0x400004); expect_invalid(a, "D is not 16-byte aligned");
+  a = valid_args(); a.c = fake<const __half>(0x30000e); expect_invalid(a, "C is not 16-byte aligned");
+  a = valid_args(); a.lda = 301; expect_invalid(a, "lda = 301 is not a multiple of 16 bytes");
+  a = valid_args(); a.ldd = 204; expect_invalid(a, "ldd = 204 is not a multiple of 16 bytes");
+  // f32 D: 4 elements per 16 bytes.
+  GemmNN::Arguments f;
+  f.m = 10; f.n = 10; f.k = 16;
+  f.a = fake<const __nv_bfloat16>(0x100000); f.lda = 16;
+  f.b = fake<const __nv_bfloat16>(0x200000); f.ldb = 16;
+  f.d = fake<float>(0x400000); f.ldd = 12; f.layout_cd = Layout::kColumnMajor;
+  EXPECT_TRUE(GemmNN::check_arguments(f).ok()) << GemmNN::check_arguments(f).message();
+  f.ldd = 14;
+  EXPECT_EQ(GemmNN::check_arguments(f).code(), Status::Code::kInvalidArgument);
+}
+
+TEST(GemmArguments, BatchStrides) {
+  auto a = valid_args();
+  a.batch_count = 3;
+  a.batch_stride_a = 100 * 304; a.batch_stride_b = 200 * 304;
+  a.batch_stride_c = 100 * 200; a.batch_stride_d = 100 * 200;
+  a.d = fake<__half>(0x4000000);  // far from the inputs' batches
+  EXPECT_TRUE(Gemm::check_arguments(a).ok()) << Gemm::check_arguments(a).message();
+  auto b = a; b.batch_stride_d = 100 * 200 - 8; expect_invalid(b, "batch_stride_d = 19992 makes the D matrices");
+  b = a; b.batch_stride_d = 0; expect_invalid(b, "batch_stride_d = 0");
+  b = a; b.batch_stride_a = 12; expect_invalid(b, "batch_stride_a = 12 is not a multiple of 16 bytes");
+  b = a; b.batch_stride_c = -8; expect_invalid(b, "batch_stride_c = -8 is negative");
+  b = a; b.batch_stride_b = 0;  // broadcasting B is fine
+  EXPECT_TRUE(Gemm::check_arguments(b).ok()) << Gemm::check_arguments(b).message();
+}
+
+TEST(GemmArguments, Aliasing) {
+  auto a = valid_args(); a.d = fake<__half>(0x100000 + 64); expect_invalid(a, "D overlaps A");
+  a = valid_args(); a.d = fake<__half>(0x200000); expect_invalid(a, "D overlaps B");
+  a = valid_args(); a.c = fake<const __half>(0x400000 + 16); expect_invalid(a, "C overlaps D");
+  a = valid_args(); a.c = a.d; a.ldc = 208; a.ldd = 208; // exact in-place update is allowed
+  EXPECT_TRUE(Gemm::check_arguments(a).ok()) << Gemm::check_arguments(a).message();
+  a.ldc = 200; expect_invalid(a, "C overlaps D");
+}
+
+TEST(GemmArguments, EmptyProblemsNeedNothing) {
+  Gemm::Arguments a;  // all zero
+  EXPECT_TRUE(Gemm::check_arguments(a).ok()) << Gemm::check_arguments(a).message();
+}
+
+TEST(GemmArguments, DeviceProperties) {
+  const Status old = Gemm::check_device_properties(0, 7, 5, 64 * 1024);
+  EXPECT_EQ(old.code(), Status::Code::kUnsupportedDevice);
+  EXPECT_NE(old.message().find("sm_75"), std::string::npos) << old.message();
+  const Status small = Gemm::check_device_properties(1, 8, 6, 16 * 1024);
+  EXPECT_EQ(small.code(), Status::Code::kInsufficientResources);
+  EXPECT_NE(small.message().find("shared memory"), std::string::npos) << small.message();
+  EXPECT_TRUE(Gemm::check_device_properties(0, 9, 0, 227 * 1024).ok());
+  EXPECT_TRUE(Gemm::check_device_properties(0, 8, 0, 163 * 1024).ok());
+}
