@@ -165,12 +165,14 @@ step_sanitizer() {
       "${exe}" --gtest_filter="${SANITIZER_FILTER}" --gtest_brief=1 2>&1)
     local rc=$?
     echo "${out}" >>"${log}"
-    if [[ ${rc} -ne 0 ]] || ! grep -q 'ERROR SUMMARY: 0 errors' <<<"${out}"; then
+    # memcheck, synccheck, initcheck: "ERROR SUMMARY: 0 errors";
+    # racecheck: "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)".
+    if [[ ${rc} -ne 0 ]] || ! grep -qE 'ERROR SUMMARY: 0 errors|SUMMARY: 0 hazards displayed \(0 errors, 0 warnings\)' <<<"${out}"; then
       echo "NOT CLEAN (exit ${rc}): ${exe}" >>"${log}"
       dirty=$((dirty + 1))
     fi
   done < <(find "build/${PRESET}/test/device" -maxdepth 1 -type f -perm -u+x 2>/dev/null | sort)
-  STEP_DETAIL="${programs} programs, $((programs - dirty)) clean (ERROR SUMMARY: 0 errors)"
+  STEP_DETAIL="${programs} programs, $((programs - dirty)) clean"
   [[ ${programs} -gt 0 && ${dirty} -eq 0 ]]
 }
 

@@ -15,9 +15,11 @@
 namespace tilepipe::arch {
 
 //! Copies `src_bytes` (0..16) bytes from `src` to the 16-byte chunk at `smem_dst` and zeros the
-//! remaining `16 - src_bytes` bytes. Only `src_bytes` bytes are read, so with `src_bytes == 0`
-//! nothing is read; `src` must still be a valid global address (pass a clamped one).
-//! Both addresses must be 16-byte aligned.
+//! remaining `16 - src_bytes` bytes. With `src_bytes == 0` nothing is read; `src` must still be
+//! a valid global address (pass a clamped one). Both addresses must be 16-byte aligned.
+//! Caution: with 0 < src_bytes < 16 the hardware still performs a 16-byte read
+//! (compute-sanitizer's memcheck reports one), so all 16 source bytes must be readable;
+//! AsyncTileLoader therefore uses only src_bytes 0 and 16.
 TILEPIPE_DEVICE void cp_async_zfill_16(void* smem_dst, const void* src, int src_bytes) {
 #if TILEPIPE_ARCH_SM80_PLUS
   const auto dst = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem_dst));

@@ -5,6 +5,8 @@
 
 #include <cuda/pipeline>
 
+#include <cstdint>
+
 #include "../arch/cp_async.cuh"
 #include "../layout/matrix_view.cuh"
 #include "../layout/thread_map.cuh"
@@ -21,10 +23,10 @@ namespace tilepipe {
 //!
 //! Each thread copies its chunks (see `TileThreadMap`) with
 //! `cuda::memcpy_async(dst, src, cuda::aligned_size_t<16>(16), pipe)`, which compiles to
-//! `cp.async.cg.shared.global` of 16 bytes. Chunks that reach past the matrix are filled
-//! through the zero-fill form of `cp.async`: a chunk partly inside reads only its in-bounds
-//! bytes, a chunk wholly outside reads nothing; both zero the rest. So a tile on the edge of
-//! the matrix arrives zero-padded, and no byte outside the matrix is read.
+//! `cp.async.cg.shared.global` of 16 bytes. A chunk wholly outside the matrix is zero-filled by
+//! `cp.async` with src-size 0, which reads nothing; a chunk that the matrix's row ends inside
+//! reads only its in-bounds elements and is zero-padded. So a tile on the edge of the matrix
+//! arrives zero-padded, and no byte outside the matrix is read.
 //!
 //! Requirements (`GemmMultistage::can_implement` checks them for its operands): `src.data` and
 //! `src.ld * sizeof(Element)` are multiples of 16 bytes; tile coordinates are non-negative.
@@ -75,15 +77,26 @@ class AsyncTileLoader {
   TILEPIPE_DEVICE const MatrixView<const Element>& source() const { return src_; }
 
  private:
-  // A chunk that is partly or wholly outside the matrix: read only the in-bounds elements,
-  // from an address that is inside the matrix, and let cp.async zero the remainder.
+  // A chunk that is partly or wholly outside the matrix. Wholly outside: the zero-fill form of
+  // cp.async with src-size 0 reads nothing (its address is clamped into the matrix anyway).
+  // Partly inside (the matrix's row ends inside the chunk): cp.async with a partial src-size is
+  // a 16-byte read in hardware (compute-sanitizer reports it as one), which at the end of an
+  // allocation reads past it. So load the valid elements one by one and store the chunk,
+  // zero-padded, with an ordinary 16-byte shared store; the barrier in the consumer's wait
+  // orders it like the async copies.
   TILEPIPE_DEVICE void copy_edge_chunk(Element* chunk_dst, int row, int col) const {
-    int valid = 0;
-    if (row < src_.rows && col < src_.cols) {
-      valid = src_.cols - col < kElementsPerChunk ? src_.cols - col : kElementsPerChunk;
+    if (row >= src_.rows || col >= src_.cols) {
+      arch::cp_async_zfill_16(chunk_dst, src_.data, 0);
+      return;
     }
-    const Element* chunk_src = valid > 0 ? src_.ptr(row, col) : src_.data;
-    arch::cp_async_zfill_16(chunk_dst, chunk_src, valid * static_cast<int>(sizeof(Element)));
+    const int valid = src_.cols - col;  // 1..7 elements: a full chunk took the fast path
+    const Element* chunk_src = src_.ptr(row, col);
+    alignas(16) std::uint16_t bits[kElementsPerChunk];
+    TILEPIPE_UNROLL
+    for (int e = 0; e < kElementsPerChunk; ++e) {
+      bits[e] = e < valid ? reinterpret_cast<const std::uint16_t*>(chunk_src)[e] : std::uint16_t{0};
+    }
+    *reinterpret_cast<uint4*>(chunk_dst) = *reinterpret_cast<const uint4*>(bits);
   }
 
   MatrixView<const Element> src_;
