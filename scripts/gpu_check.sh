@@ -146,6 +146,9 @@ step_examples() {
 # take minutes and add no coverage of other code paths). Clean means exit 0 and
 # "ERROR SUMMARY: 0 errors" from every program.
 SANITIZER_FILTER=${TILEPIPE_SANITIZER_FILTER:--*Large*}
+# The randomized test runs fewer, smaller problems under the sanitizers.
+SANITIZER_FUZZ_COUNT=${TILEPIPE_SANITIZER_FUZZ_COUNT:-60}
+SANITIZER_FUZZ_MAX_DIM=${TILEPIPE_SANITIZER_FUZZ_MAX_DIM:-320}
 step_sanitizer() {
   local tool=$1 log="${LOGDIR}/sanitizer-$1.log" exe programs=0 dirty=0
   if [[ ${BUILD_OK} -ne 1 ]]; then
@@ -161,7 +164,8 @@ step_sanitizer() {
     programs=$((programs + 1))
     echo "+ compute-sanitizer --tool ${tool} ${exe} --gtest_filter=${SANITIZER_FILTER}" >>"${log}"
     local out
-    out=$(timeout 900 compute-sanitizer --tool "${tool}" --error-exitcode 99 \
+    out=$(TILEPIPE_FUZZ_COUNT=${SANITIZER_FUZZ_COUNT} TILEPIPE_FUZZ_MAX_DIM=${SANITIZER_FUZZ_MAX_DIM} \
+      timeout 900 compute-sanitizer --tool "${tool}" --error-exitcode 99 \
       "${exe}" --gtest_filter="${SANITIZER_FILTER}" --gtest_brief=1 2>&1)
     local rc=$?
     echo "${out}" >>"${log}"
@@ -218,6 +222,8 @@ main() {
   step examples step_examples
   step memcheck step_sanitizer memcheck
   step racecheck step_sanitizer racecheck
+  step synccheck step_sanitizer synccheck
+  step initcheck step_sanitizer initcheck
   print_summary
 }
 

@@ -58,6 +58,21 @@ TEST(GemmArguments, NegativeSizes) {
   a = valid_args(); a.batch_count = 70000; expect_invalid(a, "batch_count");
 }
 
+TEST(GemmArguments, LargestExtents) {
+  // 32-bit tile coordinates: extents close to 2^31 are refused, with the limit in the message.
+  auto a = valid_args(); a.m = 0x7FFFFFFF; expect_invalid(a, "the largest extent");
+  a = valid_args(); a.n = Gemm::kMaxExtent + 1; expect_invalid(a, "n = ");
+  a = valid_args(); a.k = 0x7FFFFFF0; a.lda = 0x7FFFFFF8; expect_invalid(a, "k = ");
+  // At the limit it is the grid that refuses m x n when both are large ...
+  a = valid_args(); a.m = Gemm::kMaxExtent; a.n = Gemm::kMaxExtent; a.ldd = Gemm::kMaxExtent + 8;
+  expect_invalid(a, "thread blocks");
+  // ... but a tall-skinny problem with more than 2^31 elements in A is fine (64-bit offsets).
+  a = valid_args(); a.m = 70000; a.k = 40000; a.lda = 40000; a.ldb = 40000; a.n = 16; a.ldc = 16; a.ldd = 16;
+  a.a = fake<const __half>(0x100000000ull); a.b = fake<const __half>(0x300000000ull);
+  a.c = fake<const __half>(0x400000000ull); a.d = fake<__half>(0x500000000ull);
+  EXPECT_TRUE(Gemm::check_arguments(a).ok()) << Gemm::check_arguments(a).message();
+}
+
 TEST(GemmArguments, NullPointers) {
   auto a = valid_args(); a.a = nullptr; expect_invalid(a, "A is a null pointer");
   a = valid_args(); a.b = nullptr; expect_invalid(a, "B is a null pointer");

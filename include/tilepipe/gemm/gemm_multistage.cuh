@@ -114,6 +114,9 @@ class GemmMultistage {
     typename Epilogue::SharedStorage epilogue;
   };
   static constexpr std::size_t kSharedBytes = sizeof(SharedStorage);
+  //! Largest M, N or K: tile coordinates are `int`, element offsets 64-bit, so a matrix may hold
+  //! more than 2^31 elements but no extent may come within a few tiles of 2^31.
+  static constexpr int kMaxExtent = 0x7FFFFFFF - 4096;
 
   //! What the kernel receives.
   struct Params {
@@ -193,6 +196,10 @@ class GemmMultistage {
     if (a.n < 0) return invalid(detail::describe("n", a.n) + " is negative");
     if (a.k < 0) return invalid(detail::describe("k", a.k) + " is negative");
     if (a.batch_count < 0) return invalid(detail::describe("batch_count", a.batch_count) + " is negative");
+    // Tile coordinates are 32-bit (element offsets are 64-bit): keep `extent + tile` in range.
+    if (a.m > kMaxExtent) return invalid(detail::describe("m", a.m) + " exceeds " + std::to_string(kMaxExtent) + ", the largest extent GemmMultistage supports");
+    if (a.n > kMaxExtent) return invalid(detail::describe("n", a.n) + " exceeds " + std::to_string(kMaxExtent) + ", the largest extent GemmMultistage supports");
+    if (a.k > kMaxExtent) return invalid(detail::describe("k", a.k) + " exceeds " + std::to_string(kMaxExtent) + ", the largest extent GemmMultistage supports");
     if (a.batch_count > 65535)
       return invalid(detail::describe("batch_count", a.batch_count) + " exceeds 65535, the grid's z limit");
     const std::int64_t tiles = std::int64_t((a.m + Policy::Tile::kM - 1) / Policy::Tile::kM) *

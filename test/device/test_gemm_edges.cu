@@ -1,0 +1,180 @@
+// GemmMultistage at the edges: operands of more than 2^31 elements (64-bit offsets), sub-matrix
+// views of larger matrices, and bad inputs (misaligned views, D aliasing an input, too little
+// shared memory) that must be refused with a clear status while nothing is written.
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "device_test_util.cuh"
+#include "device_fill.cuh"
+#include <tilepipe/gemm/gemm_multistage.cuh>
+
+using tilepipe::Layout;
+using tilepipe::Status;
+
+namespace {
+
+// A (M x K) with more than 2^31 elements, B (K x 24), D f32 row-major; small-integer inputs make
+// every result exact. Rows at both ends of A are checked against the CPU, recomputing the inputs
+// from the same hash on the host (the rows at the end lie past element 2^31).
+template <Layout LA>
+void run_large_offsets() {
+  using Gemm = tilepipe::GemmMultistage<__half, float, LA, Layout::kColumnMajor, 4>;
+  constexpr int M = 65600, N = 24, K = 32768;
+  const std::int64_t lda = LA == Layout::kRowMajor ? K : M;
+  const std::int64_t elems_a = std::int64_t(M) * K;
+  ASSERT_GT(elems_a, std::int64_t(1) << 31);
+  tptest::DeviceBuffer<__half> a(elems_a), b(std::int64_t(N) * K);
+  tptest::DeviceBuffer<float> d(std::int64_t(M) * N);
+  if (!a.ok()) GTEST_SKIP() << "could not allocate " << elems_a * 2 / (1 << 20) << " MiB for A";
+  ASSERT_TRUE(b.ok() && d.ok());
+  TP_CUDA_ASSERT(tptest::fill(tptest::DType::kF16, a.get(), elems_a, 11, /*range=*/2));
+  TP_CUDA_ASSERT(tptest::fill(tptest::DType::kF16, b.get(), std::int64_t(N) * K, 12, 2));
+  TP_CUDA_ASSERT(d.poison());
+  typename Gemm::Arguments args;
+  args.m = M; args.n = N; args.k = K;
+  args.a = a.get(); args.lda = lda;
+  args.b = b.get(); args.ldb = K;
+  args.d = d.get(); args.ldd = N;
+  const Status s = Gemm::run(args);
+  ASSERT_TRUE(s.ok()) << s.message();
+  TP_CUDA_ASSERT_LAUNCH();
+  std::vector<float> hd;
+  TP_CUDA_ASSERT(d.download(hd));
+  int bad = 0;
+  std::vector<int> rows;
+  for (int r = 0; r < 8; ++r) rows.push_back(r);
+  for (int r = M - 72; r < M; ++r) rows.push_back(r);
+  for (int r : rows)
+    for (int c = 0; c < N; ++c) {
+      double want = 0;
+      for (int kk = 0; kk < K; ++kk) {
+        const std::int64_t ia = LA == Layout::kRowMajor ? std::int64_t(r) * lda + kk : std::int64_t(kk) * lda + r;
+        want += double(tptest::hash_value(11, ia, 2)) * tptest::hash_value(12, std::int64_t(c) * K + kk, 2);
+      }
+      const float got = hd[std::size_t(r) * N + c];
+      if (got != float(want) && ++bad <= 5) ADD_FAILURE() << "D(" << r << ", " << c << ") = " << got << ", want " << want;
+    }
+  EXPECT_EQ(bad, 0);
+}
+
+}  // namespace
+
+TEST(GemmEdges, LargeOffsetsRowMajorA) { run_large_offsets<Layout::kRowMajor>(); }
+TEST(GemmEdges, LargeOffsetsColumnMajorA) { run_large_offsets<Layout::kColumnMajor>(); }
+
+// A view of a sub-matrix that starts at an aligned element of a larger matrix (the parent's
+// leading dimension) computes on exactly that sub-matrix and writes only its part of D's parent.
+TEST(GemmEdges, SubMatrixViews) {
+  using Gemm = tilepipe::GemmMultistage<__nv_bfloat16, float, Layout::kRowMajor, Layout::kRowMajor, 3>;
+  constexpr int PM = 300, PK = 520, PN = 264;  // parents: A PM x PK, B PK x PN, D PM x PN
+  constexpr int r0 = 5, k0 = 16, n0 = 40;      // the sub-problem's origin (k0, n0: 16-byte aligned)
+  constexpr int m = 201, k = 333, n = 150;
+  tptest::DeviceBuffer<__nv_bfloat16> a(PM * PK), b(PK * PN);
+  tptest::DeviceBuffer<float> d(PM * PN);
+  ASSERT_TRUE(a.ok() && b.ok() && d.ok());
+  TP_CUDA_ASSERT(tptest::fill(tptest::DType::kBF16, a.get(), PM * PK, 21, 3));
+  TP_CUDA_ASSERT(tptest::fill(tptest::DType::kBF16, b.get(), PK * PN, 22, 3));
+  TP_CUDA_ASSERT(d.poison());
+  typename Gemm::Arguments args;
+  args.m = m; args.n = n; args.k = k;
+  args.a = a.get() + r0 * PK + k0; args.lda = PK;
+  args.b = b.get() + k0 * PN + n0; args.ldb = PN;
+  args.d = d.get() + r0 * PN + n0; args.ldd = PN;
+  const Status s = Gemm::run(args);
+  ASSERT_TRUE(s.ok()) << s.message();
+  TP_CUDA_ASSERT_LAUNCH();
+  std::vector<float> hd;
+  TP_CUDA_ASSERT(d.download(hd));
+  int bad = 0, clobbered = 0;
+  for (int i = 0; i < PM; ++i)
+    for (int j = 0; j < PN; ++j) {
+      const float got = hd[i * PN + j];
+      const bool inside = i >= r0 && i < r0 + m && j >= n0 && j < n0 + n;
+      if (!inside) {
+        std::uint32_t bits;
+        std::memcpy(&bits, &got, 4);
+        if (bits != 0xFFFFFFFFu && ++clobbered <= 5) ADD_FAILURE() << "parent D(" << i << ", " << j << ") written";
+        continue;
+      }
+      double want = 0;
+      for (int kk = 0; kk < k; ++kk)
+        want += double(tptest::hash_value(21, std::int64_t(i) * PK + k0 + kk, 3)) *
+                tptest::hash_value(22, std::int64_t(k0 + kk) * PN + j, 3);
+      if (got != float(want) && ++bad <= 5) ADD_FAILURE() << "D(" << i - r0 << ", " << j - n0 << ") = " << got << ", want " << want;
+    }
+  EXPECT_EQ(bad, 0);
+  EXPECT_EQ(clobbered, 0);
+}
+
+namespace {
+
+// Each bad argument set must be refused by run() with kInvalidArgument and a message naming the
+// argument, and D (poisoned) must be left untouched: nothing was launched.
+struct BadCase {
+  const char* what;
+  const char* expect;  // a piece of the message
+  void (*spoil)(tilepipe::GemmArguments<__half, __half>&, __half* a_base, __half* d_base);
+};
+
+}  // namespace
+
+TEST(GemmEdges, BadInputIsRefusedAndNothingIsWritten) {
+  using Gemm = tilepipe::GemmMultistage<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 4>;
+  constexpr int M = 96, N = 80, K = 64;
+  tptest::DeviceBuffer<__half> a(M * K + 64), b(N * K), d(M * N + 64);
+  ASSERT_TRUE(a.ok() && b.ok() && d.ok());
+  TP_CUDA_ASSERT(tptest::fill(tptest::DType::kF16, a.get(), M * K + 64, 31));
+  TP_CUDA_ASSERT(tptest::fill(tptest::DType::kF16, b.get(), N * K, 32));
+  const BadCase cases[] = {
+      {"A view one element off alignment", "A is not 16-byte aligned",
+       [](auto& g, __half* a, __half*) { g.a = a + 1; }},
+      {"D view misaligned", "D is not 16-byte aligned", [](auto& g, __half*, __half* d) { g.d = d + 3; }},
+      {"lda not a multiple of 8 elements", "lda = 68", [](auto& g, __half*, __half*) { g.lda = 68; g.m = 90; }},
+      {"D aliases A", "D overlaps A",
+       [](auto& g, __half* a, __half*) { g.d = a; g.ldd = N; }},
+      {"negative K", "k = -1", [](auto& g, __half*, __half*) { g.k = -1; }},
+      {"null B", "B is a null pointer", [](auto& g, __half*, __half*) { g.b = nullptr; }},
+  };
+  for (const BadCase& bc : cases) {
+    SCOPED_TRACE(bc.what);
+    TP_CUDA_ASSERT(d.poison());
+    std::vector<__half> a_before;
+    TP_CUDA_ASSERT(a.download(a_before));
+    typename Gemm::Arguments g;
+    g.m = M; g.n = N; g.k = K;
+    g.a = a.get(); g.lda = K; g.b = b.get(); g.ldb = K; g.d = d.get(); g.ldd = N;
+    bc.spoil(g, a.get(), d.get());
+    const Status s = Gemm::run(g);
+    EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
+    EXPECT_NE(s.message().find(bc.expect), std::string::npos) << s.message();
+    TP_CUDA_ASSERT(cudaDeviceSynchronize());
+    std::vector<__half> hd, a_after;
+    TP_CUDA_ASSERT(d.download(hd));
+    TP_CUDA_ASSERT(a.download(a_after));
+    int written = 0;
+    for (const __half& x : hd) written += reinterpret_cast<const std::uint16_t&>(x) != 0xFFFF;
+    EXPECT_EQ(written, 0) << "D was written although run() refused";
+    EXPECT_EQ(std::memcmp(a_before.data(), a_after.data(), a_before.size() * 2), 0) << "A changed";
+  }
+}
+
+// A device whose shared memory is too small for a configuration is refused with
+// kInsufficientResources, from this device's real properties with its shared-memory limit
+// lowered below what the configuration needs (the GPUs at hand all have enough for every
+// configuration that compiles for them).
+TEST(GemmEdges, TooLittleSharedMemoryIsAnError) {
+  using Gemm6 = tilepipe::GemmMultistage<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 6>;
+  int dev = 0, major = 0, minor = 0, optin = 0;
+  TP_CUDA_ASSERT(cudaGetDevice(&dev));
+  TP_CUDA_ASSERT(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+  TP_CUDA_ASSERT(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
+  TP_CUDA_ASSERT(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  EXPECT_TRUE(Gemm6::check_device_properties(dev, major, minor, optin).ok());
+  const Status s = Gemm6::check_device_properties(dev, major, minor, int(Gemm6::kSharedBytes) - 1);
+  EXPECT_EQ(s.code(), Status::Code::kInsufficientResources);
+  EXPECT_NE(s.message().find(std::to_string(Gemm6::kSharedBytes)), std::string::npos) << s.message();
+}

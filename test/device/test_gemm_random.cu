@@ -1,0 +1,389 @@
+// Randomized differential testing of GemmMultistage, plus determinism and concurrency.
+//
+// GemmRandom.Differential draws TILEPIPE_FUZZ_COUNT (default 1000) problems from a seeded
+// generator: M, N, K in 1..3000 biased towards tile edges and odd values; random A/B/C/D layouts,
+// input and output types and Stages 2..6; alpha and beta including 0 and 1; padded leading
+// dimensions; batches (with a broadcast B now and then). Each is checked element by element
+// against cuBLAS (or a double-precision CPU product for small problems) with a bound derived from
+// K and the precisions, and the guard bands around every D must keep their sentinel bytes.
+// Problem i depends only on (seed, i): to replay one, set TILEPIPE_FUZZ_SEED and
+// TILEPIPE_FUZZ_ONLY=i. TILEPIPE_FUZZ_SEED=random draws a fresh seed (printed).
+// TILEPIPE_FUZZ_MAX_DIM caps M, N and K (scripts/gpu_check.sh sets it under compute-sanitizer).
+
+#include <cublas_v2.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "device_test_util.cuh"
+#include "gemm_dispatch.cuh"
+
+using tilepipe::Layout;
+
+namespace {
+
+using tptest::DType;
+using tptest::ErasedArgs;
+using tptest::GemmConfig;
+
+std::uint64_t env_u64(const char* name, std::uint64_t fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  if (std::strcmp(v, "random") == 0) return std::random_device{}() * 4294967296ull + std::random_device{}();
+  return std::strtoull(v, nullptr, 10);
+}
+
+std::int64_t round_up(std::int64_t x, std::int64_t to) { return (x + to - 1) / to * to; }
+std::int64_t offset_of(Layout l, std::int64_t ld, int r, int c) {
+  return l == Layout::kRowMajor ? r * ld + c : c * ld + r;
+}
+std::int64_t span_of(Layout l, std::int64_t ld, int rows, int cols) {
+  return l == Layout::kRowMajor ? (rows - 1) * ld + cols : (cols - 1) * ld + rows;
+}
+
+struct Problem {
+  int config;  // index into tptest::all_configs()
+  int m, n, k, batch;
+  Layout layout_cd;
+  int pad_a, pad_b, pad_c, pad_d;  // extra elements per leading dimension
+  bool broadcast_b;
+  float alpha, beta;
+  std::uint64_t data_seed;
+
+  std::string describe() const {
+    std::ostringstream s;
+    s << tptest::all_configs()[config].name() << ", " << m << "x" << n << "x" << k << ", batch "
+      << batch << (broadcast_b ? " (B broadcast)" : "") << ", C/D "
+      << (layout_cd == Layout::kRowMajor ? "row" : "col") << ", pads " << pad_a << "/" << pad_b
+      << "/" << pad_c << "/" << pad_d << ", alpha " << alpha << ", beta " << beta;
+    return s.str();
+  }
+};
+
+// Problem `index` of the stream seeded by `seed`.
+Problem draw_problem(std::uint64_t seed, std::uint64_t index) {
+  std::mt19937_64 rng(seed * 0x2545F4914F6CDD1Dull + index);
+  auto pick = [&](int n) { return static_cast<int>(rng() % std::uint64_t(n)); };
+  // Under compute-sanitizer the scripts cap the extents (TILEPIPE_FUZZ_MAX_DIM) to keep runs short.
+  static const int max_dim = static_cast<int>(env_u64("TILEPIPE_FUZZ_MAX_DIM", 3000));
+  auto raw_dim = [&] {
+    switch (pick(4)) {
+      case 0: return 1 + pick(64);                                  // small
+      case 1: return std::max(1, 32 * pick(94) + pick(3) - 1);      // on a tile edge, or one off
+      case 2: return (1 + pick(3000)) | 1;                          // odd
+      default: return 1 + pick(3000);
+    }
+  };
+  auto dim = [&] { return std::max(1, std::min(max_dim, raw_dim())); };
+  Problem p{};
+  p.config = pick(static_cast<int>(tptest::all_configs().size()));
+  p.m = dim();
+  p.n = dim();
+  p.k = dim();
+  const double work = double(p.m) * p.n * p.k;
+  p.batch = work <= 5e7 ? 1 + pick(3) : 1;
+  p.broadcast_b = p.batch > 1 && pick(5) == 0;
+  p.layout_cd = pick(2) ? Layout::kRowMajor : Layout::kColumnMajor;
+  p.pad_a = 8 * pick(3); p.pad_b = 8 * pick(3); p.pad_c = 8 * pick(3); p.pad_d = 8 * pick(3);
+  const float alphas[] = {1.0f, 1.0f, 0.0f, -1.0f, 0.5f, 1.75f};
+  const float betas[] = {0.0f, 0.0f, 1.0f, -0.5f, 2.0f};
+  p.alpha = pick(4) ? alphas[pick(6)] : std::uniform_real_distribution<float>(-2, 2)(rng);
+  p.beta = pick(4) ? betas[pick(5)] : std::uniform_real_distribution<float>(-2, 2)(rng);
+  p.data_seed = rng();
+  return p;
+}
+
+struct Stats {
+  long long problems = 0, cpu_refs = 0, cublas_refs = 0, elements = 0, guard_elements = 0;
+  double worst_ratio = 0;  // largest |error| / bound seen
+};
+
+// Device buffers of one problem. D has guard bands of kGuard elements before and after.
+constexpr std::int64_t kGuard = 64;
+
+// Runs problem p and checks it; returns "" on success or a description of what went wrong.
+std::string check_problem(const Problem& p, cublasHandle_t handle, Stats& stats) {
+  const GemmConfig& cfg = tptest::all_configs()[p.config];
+  const std::size_t ab_size = tptest::size_of(cfg.ab), d_size = tptest::size_of(cfg.d);
+  const int m = p.m, n = p.n, k = p.k, batch = p.batch;
+  const std::int64_t lda = (cfg.la == Layout::kRowMajor ? round_up(k, 8) : round_up(m, 8)) + p.pad_a;
+  const std::int64_t ldb = (cfg.lb == Layout::kRowMajor ? round_up(n, 8) : round_up(k, 8)) + p.pad_b;
+  const std::int64_t inner_cd = p.layout_cd == Layout::kRowMajor ? n : m;
+  const std::int64_t ldc = round_up(inner_cd, 8) + p.pad_c, ldd = round_up(inner_cd, 8) + p.pad_d;
+  const std::int64_t sa = round_up(span_of(cfg.la, lda, m, k), 8);
+  const std::int64_t sb = p.broadcast_b ? 0 : round_up(span_of(cfg.lb, ldb, k, n), 8);
+  const std::int64_t sc = round_up(span_of(p.layout_cd, ldc, m, n), 8);
+  const std::int64_t sd = round_up(span_of(p.layout_cd, ldd, m, n), 8) + 8;
+  const std::int64_t na = sa * (batch - 1) + span_of(cfg.la, lda, m, k);
+  const std::int64_t nb = sb * (batch - 1) + span_of(cfg.lb, ldb, k, n);
+  const std::int64_t nc = sc * (batch - 1) + span_of(p.layout_cd, ldc, m, n);
+  const std::int64_t nd = sd * (batch - 1) + span_of(p.layout_cd, ldd, m, n) + 2 * kGuard;
+
+  auto cuda_fail = [](const char* what, cudaError_t e) {
+    return std::string(what) + ": " + cudaGetErrorString(e);
+  };
+  tptest::DeviceBuffer<unsigned char> a(na * ab_size), b(nb * ab_size), c(nc * d_size), d(nd * d_size);
+  if (!a.ok() || !b.ok() || !c.ok() || !d.ok()) return "cudaMalloc failed";
+  cudaError_t e = tptest::fill(cfg.ab, a.get(), na, p.data_seed);
+  if (e == cudaSuccess) e = tptest::fill(cfg.ab, b.get(), nb, p.data_seed + 1);
+  if (e == cudaSuccess) e = tptest::fill(cfg.d, c.get(), nc, p.data_seed + 2);
+  // beta == 0: C must not be read, so make it NaN.
+  if (e == cudaSuccess && p.beta == 0.0f) e = c.poison(0xFF);
+  if (e == cudaSuccess) e = d.poison(0xFF);
+  if (e != cudaSuccess) return cuda_fail("filling inputs", e);
+
+  ErasedArgs args;
+  args.m = m; args.n = n; args.k = k;
+  args.a = a.get(); args.b = b.get(); args.c = c.get();
+  args.d = d.get() + kGuard * d_size;
+  args.lda = lda; args.ldb = ldb; args.ldc = ldc; args.ldd = ldd;
+  args.alpha = p.alpha; args.beta = p.beta; args.layout_cd = p.layout_cd;
+  args.batch_count = batch;
+  args.batch_stride_a = sa; args.batch_stride_b = sb; args.batch_stride_c = sc; args.batch_stride_d = sd;
+  const tilepipe::Status status = cfg.run(args, nullptr);
+  if (!status) return "run refused a valid problem: " + status.message();
+  e = cudaDeviceSynchronize();
+  if (e != cudaSuccess) return cuda_fail("kernel", e);
+
+  // Reference alpha * A * B and the magnitude |alpha| * |A| * |B| (for the bound), column-major
+  // m x n per batch, in double.
+  std::vector<double> ref(std::size_t(batch) * m * n), mag(ref.size());
+  std::vector<unsigned char> ha, hb;
+  const bool small = double(m) * n * k * batch <= double(1 << 22);
+  if (small) {
+    ++stats.cpu_refs;
+    ha.resize(a.bytes()); hb.resize(b.bytes());
+    if ((e = cudaMemcpy(ha.data(), a.get(), a.bytes(), cudaMemcpyDeviceToHost)) != cudaSuccess ||
+        (e = cudaMemcpy(hb.data(), b.get(), b.bytes(), cudaMemcpyDeviceToHost)) != cudaSuccess)
+      return cuda_fail("download", e);
+    for (int bt = 0; bt < batch; ++bt)
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < m; ++i) {
+          double acc = 0, mg = 0;
+          for (int kk = 0; kk < k; ++kk) {
+            const double x = tptest::load_as_double(cfg.ab, ha.data(), bt * sa + offset_of(cfg.la, lda, i, kk));
+            const double y = tptest::load_as_double(cfg.ab, hb.data(), bt * sb + offset_of(cfg.lb, ldb, kk, j));
+            acc += x * y;
+            mg += std::fabs(x * y);
+          }
+          ref[(std::size_t(bt) * n + j) * m + i] = double(p.alpha) * acc;
+          mag[(std::size_t(bt) * n + j) * m + i] = std::fabs(double(p.alpha)) * mg;
+        }
+  } else {
+    ++stats.cublas_refs;
+    // |A| and |B| for the magnitude product: the same values with the sign bit cleared.
+    tptest::DeviceBuffer<unsigned char> abs_a(a.bytes()), abs_b(b.bytes());
+    tptest::DeviceBuffer<float> r32(std::size_t(batch) * m * n), m32(std::size_t(batch) * m * n);
+    if (!abs_a.ok() || !abs_b.ok() || !r32.ok() || !m32.ok()) return "cudaMalloc failed (reference)";
+    std::vector<std::uint16_t> bits(std::max(na, nb));
+    for (auto [src, dst, cnt] : {std::tuple{a.get(), abs_a.get(), na}, std::tuple{b.get(), abs_b.get(), nb}}) {
+      if ((e = cudaMemcpy(bits.data(), src, cnt * 2, cudaMemcpyDeviceToHost)) != cudaSuccess) return cuda_fail("download", e);
+      for (std::int64_t i = 0; i < cnt; ++i) bits[i] &= 0x7FFF;
+      if ((e = cudaMemcpy(dst, bits.data(), cnt * 2, cudaMemcpyHostToDevice)) != cudaSuccess) return cuda_fail("upload", e);
+    }
+    const cudaDataType_t t = cfg.ab == DType::kF16 ? CUDA_R_16F : CUDA_R_16BF;
+    const cublasOperation_t op_a = cfg.la == Layout::kColumnMajor ? CUBLAS_OP_N : CUBLAS_OP_T;
+    const cublasOperation_t op_b = cfg.lb == Layout::kColumnMajor ? CUBLAS_OP_N : CUBLAS_OP_T;
+    const float alpha = p.alpha, abs_alpha = std::fabs(p.alpha), zero = 0.0f;
+    for (int pass = 0; pass < 2; ++pass) {
+      const cublasStatus_t cs = cublasGemmStridedBatchedEx(
+          handle, op_a, op_b, m, n, k, pass ? &abs_alpha : &alpha, pass ? abs_a.get() : a.get(), t,
+          int(lda), sa, pass ? abs_b.get() : b.get(), t, int(ldb), sb, &zero,
+          pass ? m32.get() : r32.get(), CUDA_R_32F, m, std::int64_t(m) * n, batch,
+          CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+      if (cs != CUBLAS_STATUS_SUCCESS) return "cublasGemmStridedBatchedEx failed: " + std::to_string(int(cs));
+    }
+    std::vector<float> r, mm;
+    if ((e = r32.download(r)) != cudaSuccess || (e = m32.download(mm)) != cudaSuccess) return cuda_fail("download", e);
+    std::copy(r.begin(), r.end(), ref.begin());
+    std::copy(mm.begin(), mm.end(), mag.begin());
+  }
+
+  std::vector<unsigned char> hc(c.bytes()), hd(d.bytes());
+  if ((e = cudaMemcpy(hc.data(), c.get(), c.bytes(), cudaMemcpyDeviceToHost)) != cudaSuccess ||
+      (e = cudaMemcpy(hd.data(), d.get(), d.bytes(), cudaMemcpyDeviceToHost)) != cudaSuccess)
+    return cuda_fail("download", e);
+
+  // Bound: both tilepipe and the reference accumulate in f32, each within K * 2^-24 * |A||B| of
+  // the exact product; then alpha/beta scaling and D's rounding (unit roundoff u).
+  const double u = cfg.d == DType::kF32 ? std::ldexp(1.0, -24)
+                   : cfg.d == DType::kF16 ? std::ldexp(1.0, -11) : std::ldexp(1.0, -8);
+  const double gamma = (small ? 1.0 : 2.0) * (k + 2) * std::ldexp(1.0, -24);
+  std::vector<char> in_d(nd, 0);
+  std::ostringstream bad;
+  long long wrong = 0;
+  for (int bt = 0; bt < batch; ++bt)
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < m; ++i) {
+        const std::size_t r_at = (std::size_t(bt) * n + j) * m + i;
+        double want = ref[r_at];
+        double bound = gamma * mag[r_at];
+        if (p.beta != 0.0f) {
+          const double cv = double(p.beta) * tptest::load_as_double(cfg.d, hc.data(), bt * sc + offset_of(p.layout_cd, ldc, i, j));
+          want += cv;
+          bound += std::fabs(cv) * std::ldexp(1.0, -23);
+        }
+        bound += 2 * u * std::fabs(want) + 1e-30;
+        const std::int64_t d_at = kGuard + bt * sd + offset_of(p.layout_cd, ldd, i, j);
+        in_d[d_at] = 1;
+        const double got = tptest::load_as_double(cfg.d, hd.data(), d_at);
+        const double err = std::fabs(got - want);
+        if (!(err <= bound)) {
+          if (++wrong <= 5) bad << "\n  batch " << bt << " D(" << i << ", " << j << ") = " << got << ", want " << want << " (bound " << bound << ")";
+        } else {
+          stats.worst_ratio = std::max(stats.worst_ratio, err / bound);
+        }
+      }
+  stats.elements += std::int64_t(batch) * m * n;
+  long long clobbered = 0;
+  for (std::int64_t i = 0; i < nd; ++i) {
+    if (in_d[i]) continue;
+    ++stats.guard_elements;
+    for (std::size_t by = 0; by < d_size; ++by)
+      if (hd[i * d_size + by] != 0xFF) {
+        if (++clobbered <= 3) bad << "\n  element " << i - kGuard << " of the D buffer (outside D) was written";
+        break;
+      }
+  }
+  ++stats.problems;
+  if (wrong == 0 && clobbered == 0) return "";
+  return std::to_string(wrong) + " wrong elements, " + std::to_string(clobbered) + " guard elements written:" + bad.str();
+}
+
+}  // namespace
+
+TEST(GemmRandom, Differential) {
+  const std::uint64_t seed = env_u64("TILEPIPE_FUZZ_SEED", 20261121);
+  const std::uint64_t count = env_u64("TILEPIPE_FUZZ_COUNT", 1000);
+  const char* only = std::getenv("TILEPIPE_FUZZ_ONLY");
+  std::printf("[fuzz] seed %llu, %llu problems%s\n", static_cast<unsigned long long>(seed),
+              static_cast<unsigned long long>(count), only ? " (one replayed)" : "");
+  cublasHandle_t handle;
+  ASSERT_EQ(cublasCreate(&handle), CUBLAS_STATUS_SUCCESS);
+  Stats stats;
+  long long failures = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (std::uint64_t i = 0; i < count; ++i) {
+    if (only && std::strtoull(only, nullptr, 10) != i) continue;
+    const Problem p = draw_problem(seed, i);
+    const std::string result = check_problem(p, handle, stats);
+    if (!result.empty()) {
+      ++failures;
+      ADD_FAILURE() << "problem " << i << " (" << p.describe() << "): " << result
+                    << "\n  replay: TILEPIPE_FUZZ_SEED=" << seed << " TILEPIPE_FUZZ_ONLY=" << i;
+      if (cudaGetLastError() != cudaSuccess || failures >= 10) break;  // a sticky error ends the run
+    }
+  }
+  cublasDestroy(handle);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("[fuzz] %lld problems (%lld vs CPU double, %lld vs cuBLAS), %lld elements and %lld guard "
+              "elements checked, %lld failures, worst |error|/bound %.3g, %.1f s, seed %llu\n",
+              stats.problems, stats.cpu_refs, stats.cublas_refs, stats.elements, stats.guard_elements,
+              failures, stats.worst_ratio, secs, static_cast<unsigned long long>(seed));
+  EXPECT_EQ(failures, 0) << "seed " << seed;
+  if (!only) EXPECT_EQ(stats.problems, static_cast<long long>(count));
+}
+
+namespace {
+
+// Allocates and fills the inputs of problem p, and returns D's bytes after running it on `stream`
+// `repeats` times into the same D (each run must give the same bits).
+struct Prepared {
+  Problem p;
+  ErasedArgs args;
+  std::unique_ptr<tptest::DeviceBuffer<unsigned char>> a, b, c, d;
+};
+
+std::unique_ptr<Prepared> prepare(const Problem& p) {
+  auto out = std::make_unique<Prepared>();
+  out->p = p;
+  const GemmConfig& cfg = tptest::all_configs()[p.config];
+  const std::size_t ab = tptest::size_of(cfg.ab), ds = tptest::size_of(cfg.d);
+  const std::int64_t lda = cfg.la == Layout::kRowMajor ? round_up(p.k, 8) : round_up(p.m, 8);
+  const std::int64_t ldb = cfg.lb == Layout::kRowMajor ? round_up(p.n, 8) : round_up(p.k, 8);
+  const std::int64_t ldcd = p.layout_cd == Layout::kRowMajor ? round_up(p.n, 8) : round_up(p.m, 8);
+  const std::int64_t na = span_of(cfg.la, lda, p.m, p.k), nb = span_of(cfg.lb, ldb, p.k, p.n);
+  const std::int64_t ncd = span_of(p.layout_cd, ldcd, p.m, p.n);
+  out->a = std::make_unique<tptest::DeviceBuffer<unsigned char>>(na * ab);
+  out->b = std::make_unique<tptest::DeviceBuffer<unsigned char>>(nb * ab);
+  out->c = std::make_unique<tptest::DeviceBuffer<unsigned char>>(ncd * ds);
+  out->d = std::make_unique<tptest::DeviceBuffer<unsigned char>>(ncd * ds);
+  if (tptest::fill(cfg.ab, out->a->get(), na, p.data_seed) != cudaSuccess ||
+      tptest::fill(cfg.ab, out->b->get(), nb, p.data_seed + 1) != cudaSuccess ||
+      tptest::fill(cfg.d, out->c->get(), ncd, p.data_seed + 2) != cudaSuccess ||
+      out->d->poison(0xFF) != cudaSuccess)
+    return nullptr;
+  ErasedArgs& e = out->args;
+  e.m = p.m; e.n = p.n; e.k = p.k;
+  e.a = out->a->get(); e.b = out->b->get(); e.c = out->c->get(); e.d = out->d->get();
+  e.lda = lda; e.ldb = ldb; e.ldc = ldcd; e.ldd = ldcd;
+  e.alpha = p.alpha; e.beta = p.beta; e.layout_cd = p.layout_cd;
+  return out;
+}
+
+std::vector<unsigned char> read_d(const Prepared& pr) {
+  std::vector<unsigned char> h(pr.d->bytes());
+  cudaMemcpy(h.data(), pr.d->get(), h.size(), cudaMemcpyDeviceToHost);
+  return h;
+}
+
+}  // namespace
+
+// The same inputs give bit-identical outputs across repeated runs and across streams.
+TEST(GemmRandom, Deterministic) {
+  cudaStream_t streams[2];
+  for (auto& s : streams) TP_CUDA_ASSERT(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  for (std::uint64_t i = 0; i < 12; ++i) {
+    Problem p = draw_problem(777, i);
+    p.batch = 1;
+    auto pr = prepare(p);
+    ASSERT_TRUE(pr) << "setup failed";
+    const GemmConfig& cfg = tptest::all_configs()[p.config];
+    ASSERT_TRUE(cfg.run(pr->args, nullptr).ok());
+    TP_CUDA_ASSERT(cudaDeviceSynchronize());
+    const std::vector<unsigned char> first = read_d(*pr);
+    for (int rep = 0; rep < 4; ++rep) {
+      TP_CUDA_ASSERT(pr->d->poison(0xFF));
+      cudaStream_t s = rep < 2 ? nullptr : streams[rep - 2];
+      ASSERT_TRUE(cfg.run(pr->args, s).ok());
+      TP_CUDA_ASSERT(cudaDeviceSynchronize());
+      EXPECT_TRUE(read_d(*pr) == first) << "run " << rep + 1 << " differs: " << p.describe();
+    }
+  }
+  for (auto s : streams) cudaStreamDestroy(s);
+}
+
+// Many launches of different shapes and configurations on several streams at once give the
+// same bits as the same launches one after another.
+TEST(GemmRandom, ConcurrentStreamsMatchSequential) {
+  constexpr int kProblems = 32, kStreams = 4;
+  std::vector<std::unique_ptr<Prepared>> prepared;
+  std::vector<std::vector<unsigned char>> sequential;
+  for (int i = 0; i < kProblems; ++i) {
+    Problem p = draw_problem(4242, i);
+    p.batch = 1;
+    prepared.push_back(prepare(p));
+    ASSERT_TRUE(prepared.back()) << "setup failed";
+    ASSERT_TRUE(tptest::all_configs()[p.config].run(prepared.back()->args, nullptr).ok());
+    TP_CUDA_ASSERT(cudaDeviceSynchronize());
+    sequential.push_back(read_d(*prepared.back()));
+    TP_CUDA_ASSERT(prepared.back()->d->poison(0xFF));
+  }
+  TP_CUDA_ASSERT(cudaDeviceSynchronize());
+  cudaStream_t streams[kStreams];
+  for (auto& s : streams) TP_CUDA_ASSERT(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  for (int i = 0; i < kProblems; ++i)
+    ASSERT_TRUE(tptest::all_configs()[prepared[i]->p.config].run(prepared[i]->args, streams[i % kStreams]).ok());
+  TP_CUDA_ASSERT(cudaDeviceSynchronize());
+  for (int i = 0; i < kProblems; ++i)
+    EXPECT_TRUE(read_d(*prepared[i]) == sequential[i]) << "problem " << i << ": " << prepared[i]->p.describe();
+  for (auto s : streams) cudaStreamDestroy(s);
+}
