@@ -100,8 +100,9 @@ step_ctest() {
     STEP_DETAIL="not run: configure or build failed"
     return 1
   fi
+  # --verbose keeps every test's own output in the log (the fuzzer's counts, device names).
   logged "${log}" ctest --preset "${PRESET}" --label-regex "^${label}\$" \
-    --parallel "${JOBS}" --no-tests=error || status=$?
+    --parallel "${JOBS}" --no-tests=error --verbose || status=$?
   STEP_DETAIL=$(grep -E '[0-9]+% tests passed|No tests were found' \
     "${LOGDIR}/${log}" | tail -n 1)
   [[ -n ${STEP_DETAIL} ]] || STEP_DETAIL="ctest exited with ${status}; see ${log}"
@@ -201,6 +202,9 @@ print_summary() {
     for i in "${!STEP_NAMES[@]}"; do
       printf '  %-14s %-4s  %s\n' "${STEP_NAMES[i]}" "${STEP_RESULTS[i]}" "${STEP_DETAILS[i]}"
     done
+    local fuzz
+    fuzz=$(grep -h '\[fuzz\] [0-9]* problems' "${LOGDIR}/ctest-device.log" 2>/dev/null | sed 's/^[0-9]*: //' || true)
+    [[ -z ${fuzz} ]] || echo "randomized: ${fuzz}"
     if [[ -n ${EXAMPLE_LINES} ]]; then
       echo "examples:"
       sed 's/^/  /' <<<"${EXAMPLE_LINES}"
