@@ -34,22 +34,16 @@ gemm_bias_relu(const Element* a, const Element* b, const float* bias, Element* d
   const int block_n0 = blockIdx.x * Policy::Tile::kN;
   mainloop(acc, a, /*lda=*/k, b, /*ldb=*/k, m, n, k, block_m0, block_n0);
 
-  // The user's epilogue: each lane owns pairs of adjacent columns (registers j = 0,1 and 2,3).
-  using Acc = Mainloop::Accumulators;
-  const int lane = threadIdx.x % 32;
+  // The user's epilogue, on the accumulator registers: Accumulators::for_each gives each
+  // register's row and column within the warp tile.
   const int row0 = block_m0 + mainloop.warp_m0(), col0 = block_n0 + mainloop.warp_n0();
-#pragma unroll
-  for (int mi = 0; mi < Acc::kTilesM; ++mi)
-#pragma unroll
-    for (int ni = 0; ni < Acc::kTilesN; ++ni)
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        const int row = row0 + Acc::row_of(lane, mi, j), col = col0 + Acc::col_of(lane, ni, j);
-        if (row < m && col < n) {
-          const float v = acc.x[mi][ni][j] + bias[col];
-          d[static_cast<long long>(row) * n + col] = __float2half(v > 0.0f ? v : 0.0f);
-        }
-      }
+  acc.for_each(threadIdx.x % 32, [&](int r, int c, float v) {
+    const int row = row0 + r, col = col0 + c;
+    if (row < m && col < n) {
+      v += bias[col];
+      d[static_cast<long long>(row) * n + col] = __float2half(v > 0.0f ? v : 0.0f);
+    }
+  });
 }
 
 #define CHECK_CUDA(expr)                                                                   \

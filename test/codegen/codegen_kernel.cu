@@ -23,18 +23,10 @@ __device__ void gemm_body(const Element* a, const Element* b, float* d, int m, i
   const std::int64_t ldb = LB == tilepipe::Layout::kColumnMajor ? k : n;
   mainloop(acc, a, lda, b, ldb, m, n, k, block_m0, block_n0);
 
-  using Acc = typename Mainloop::Accumulators;
-  const int lane = threadIdx.x % 32;
-#pragma unroll
-  for (int mi = 0; mi < Acc::kTilesM; ++mi)
-#pragma unroll
-    for (int ni = 0; ni < Acc::kTilesN; ++ni)
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        const int row = block_m0 + mainloop.warp_m0() + Acc::row_of(lane, mi, j);
-        const int col = block_n0 + mainloop.warp_n0() + Acc::col_of(lane, ni, j);
-        if (row < m && col < n) d[static_cast<long long>(row) * n + col] = acc.x[mi][ni][j];
-      }
+  const int row0 = block_m0 + mainloop.warp_m0(), col0 = block_n0 + mainloop.warp_n0();
+  acc.for_each(threadIdx.x % 32, [&](int r, int c, float v) {
+    if (row0 + r < m && col0 + c < n) d[static_cast<long long>(row0 + r) * n + col0 + c] = v;
+  });
 }
 
 using Policy4 = tilepipe::GemmPolicy<128, 128, 32, 64, 64, 4>;

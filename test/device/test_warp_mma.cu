@@ -67,12 +67,7 @@ __global__ void warp_mma_kernel(tilepipe::MatrixView<const Element> a,
     load_b.load(fb, smem.b, kb);
     mma(acc, fa, fb);
   }
-  for (int mi = 0; mi < Acc::kTilesM; ++mi)
-    for (int ni = 0; ni < Acc::kTilesN; ++ni)
-      for (int j = 0; j < 4; ++j) {
-        const int r = warp_m0 + Acc::row_of(lane, mi, j), c = warp_n0 + Acc::col_of(lane, ni, j);
-        d[r * TileN + c] = acc.x[mi][ni][j];
-      }
+  acc.for_each(lane, [&](int r, int c, float v) { d[(warp_m0 + r) * TileN + warp_n0 + c] = v; });
 }
 
 template <class Element, Layout LA, Layout LB, int TileM, int TileN, int TileK, int WarpM, int WarpN>

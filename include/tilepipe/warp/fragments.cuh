@@ -51,6 +51,34 @@ struct Accumulators {
     }
   }
 
+  //! Calls `fn(row, col, value)` for every accumulator this lane holds, with `row` and `col` its
+  //! position in the warp tile and `value` a reference to the register (fully unrolled).
+  //! \code
+  //! acc.for_each(lane, [&](int r, int c, float& v) { v = fmaxf(v + bias[n0 + c], 0.0f); });
+  //! \endcode
+  template <class Fn>
+  TILEPIPE_HOST_DEVICE void for_each(int lane, Fn&& fn) {
+    TILEPIPE_UNROLL
+    for (int mi = 0; mi < kTilesM; ++mi) {
+      TILEPIPE_UNROLL
+      for (int ni = 0; ni < kTilesN; ++ni) {
+        TILEPIPE_UNROLL
+        for (int j = 0; j < 4; ++j) fn(row_of(lane, mi, j), col_of(lane, ni, j), x[mi][ni][j]);
+      }
+    }
+  }
+  template <class Fn>
+  TILEPIPE_HOST_DEVICE void for_each(int lane, Fn&& fn) const {
+    TILEPIPE_UNROLL
+    for (int mi = 0; mi < kTilesM; ++mi) {
+      TILEPIPE_UNROLL
+      for (int ni = 0; ni < kTilesN; ++ni) {
+        TILEPIPE_UNROLL
+        for (int j = 0; j < 4; ++j) fn(row_of(lane, mi, j), col_of(lane, ni, j), x[mi][ni][j]);
+      }
+    }
+  }
+
   //! Row within the warp tile of register `j` of m16 tile `mi` for `lane`.
   TILEPIPE_HOST_DEVICE static constexpr int row_of(int lane, int mi, int j) {
     return MmaShape::kM * mi + lane / 4 + 8 * (j / 2);
