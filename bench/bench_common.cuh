@@ -1,0 +1,116 @@
+#pragma once
+//! \file
+//! What the benchmark's translation units share: the data types and layouts it measures, the
+//! tile configurations, and the table of compiled GemmMultistage instantiations.
+//!
+//! The instantiations live in their own files (configs_*.cu) so that the build spreads them
+//! over several compiler processes; gemm_bench.cu sees them only through `TilepipeKernel`.
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <tilepipe/gemm/status.cuh>
+
+namespace tilepipe_bench {
+
+//! Element type of A, B and D (accumulation is always f32).
+enum class DType { kF16, kBF16 };
+
+//! Operand layouts, in BLAS letters for (A, B): TN = A row-major and B column-major (both
+//! K-contiguous), NN = A and B column-major. D is always row-major.
+enum class LayoutPair { kTN, kNN };
+
+inline const char* name_of(DType d) { return d == DType::kF16 ? "f16" : "bf16"; }
+inline const char* name_of(LayoutPair l) { return l == LayoutPair::kTN ? "tn" : "nn"; }
+
+//! One GemmPolicy: block tile, warp tile, stages.
+struct TileConfig {
+  int tile_m, tile_n, tile_k, warp_m, warp_n, stages;
+
+  constexpr bool same_tile(const TileConfig& o) const {
+    return tile_m == o.tile_m && tile_n == o.tile_n && tile_k == o.tile_k && warp_m == o.warp_m &&
+           warp_n == o.warp_n;
+  }
+  constexpr bool operator==(const TileConfig& o) const { return same_tile(o) && stages == o.stages; }
+  constexpr int warps() const { return (tile_m / warp_m) * (tile_n / warp_n); }
+  //! "128x128x32" (the block tile alone).
+  std::string tile_name() const {
+    return std::to_string(tile_m) + "x" + std::to_string(tile_n) + "x" + std::to_string(tile_k);
+  }
+  //! "128x128x32/w64x64/s4".
+  std::string name() const {
+    return tile_name() + "/w" + std::to_string(warp_m) + "x" + std::to_string(warp_n) + "/s" +
+           std::to_string(stages);
+  }
+};
+
+//! GemmMultistage's default: `DefaultGemmPolicy<4>`.
+inline constexpr TileConfig kDefaultConfig{128, 128, 32, 64, 64, 4};
+
+//! Configurations compiled for every data type and layout (the default first). The f16 TN sweep
+//! (configs_f16_tn_*.cu) holds all of them; configs_candidates.cu compiles them for the rest.
+//! Chosen from the first H200 run (docs/performance.md): the best of the f16 TN sweep, the best
+//! NN configurations, and a small tile for small problems.
+inline constexpr TileConfig kCandidateConfigs[] = {
+    {128, 128, 32, 64, 64, 4},  // the default
+    {128, 128, 32, 64, 64, 3},  // fastest of the f16 TN sweep at 2048, 4096 and 8192
+    {256, 128, 32, 64, 64, 3},
+    {128, 256, 64, 64, 64, 3},  // fastest for most NN problems
+    {64, 64, 64, 32, 32, 3},    // many blocks: small problems
+    {64, 64, 64, 32, 32, 4},
+};
+
+//! Device pointers and sizes of one GEMM: D (m x n, row-major, ldd) = A (m x k) * B (k x n),
+//! with A and B in the layouts of the kernel's `LayoutPair`.
+struct Operands {
+  int m = 0, n = 0, k = 0;
+  const void* a = nullptr;
+  std::int64_t lda = 0;
+  const void* b = nullptr;
+  std::int64_t ldb = 0;
+  void* d = nullptr;
+  std::int64_t ldd = 0;
+};
+
+//! What the compiler and the occupancy calculator say about one kernel on the current device.
+struct KernelResources {
+  int registers = 0;      //!< per thread
+  int blocks_per_sm = 0;  //!< resident blocks per SM with the kernel's shared memory
+};
+
+//! One compiled GemmMultistage instantiation.
+struct TilepipeKernel {
+  TileConfig config;
+  DType dtype;
+  LayoutPair layout;
+  std::size_t smem_bytes;  //!< GemmMultistage::kSharedBytes (the ring, or the epilogue if larger)
+  int threads;
+  //! Checks the arguments and launches on the stream (GemmMultistage::run), alpha = 1, beta = 0.
+  tilepipe::Status (*run)(const Operands&, cudaStream_t);
+  //! Registers and occupancy on the current device (needs a GPU).
+  KernelResources (*resources)();
+};
+
+// Each appends its instantiations (configs_*.cu).
+void add_f16_tn_sweep_a(std::vector<TilepipeKernel>& out);     //!< f16 TN, 4-8 warp tiles, K 32
+void add_f16_tn_sweep_b(std::vector<TilepipeKernel>& out);     //!< f16 TN, the other tiles
+void add_candidate_kernels(std::vector<TilepipeKernel>& out);  //!< bf16 TN, f16 NN, bf16 NN
+
+//! Result of the register-only mma.sync microbenchmark (mma_peak.cu).
+struct PeakResult {
+  double tflops = 0;
+  double median_ms = 0;
+  int runs = 0;
+  long long mma_per_launch = 0;
+  int blocks = 0, threads_per_block = 0, chains_per_warp = 0, iterations = 0;
+};
+
+//! Measures the throughput of `mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.*.f32` with all
+//! operands in registers: `runs` timed launches after warm-up, median.
+PeakResult measure_mma_peak(DType dtype, int runs, cudaStream_t stream);
+
+}  // namespace tilepipe_bench

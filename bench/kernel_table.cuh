@@ -1,0 +1,98 @@
+#pragma once
+//! \file
+//! Turns a tile configuration (template arguments) into a `TilepipeKernel` entry. Included only
+//! by the configs_*.cu files, which are the only places that instantiate GemmMultistage.
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstddef>
+#include <type_traits>
+#include <vector>
+
+#include <tilepipe/gemm/gemm_multistage.cuh>
+
+#include "bench_common.cuh"
+
+namespace tilepipe_bench {
+
+template <DType D>
+using ElementOf = std::conditional_t<D == DType::kF16, __half, __nv_bfloat16>;
+
+template <LayoutPair L>
+inline constexpr tilepipe::Layout kLayoutA =
+    L == LayoutPair::kTN ? tilepipe::Layout::kRowMajor : tilepipe::Layout::kColumnMajor;
+
+//! The largest ring the benchmark compiles: sm_80's opt-in shared memory per block. Every
+//! instantiation is compiled for every target of the build (CI: sm_80 and sm_90), and
+//! SmemRingBuffer refuses at compile time a ring that does not fit the target, so rings between
+//! 163 KB and sm_90's 227 KB are left out even though an H100/H200 could run them.
+inline constexpr std::size_t kMaxRingBytes = 163 * 1024;
+
+template <int TM, int TN, int TK, int S>
+inline constexpr std::size_t kRingBytes = std::size_t(S) * (TM + TN) * TK * 2;  // 16-bit A and B
+
+template <DType D, LayoutPair L, int TM, int TN, int TK, int WM, int WN, int S>
+using GemmOf = tilepipe::GemmMultistage<ElementOf<D>, ElementOf<D>, kLayoutA<L>,
+                                        tilepipe::Layout::kColumnMajor, S,
+                                        tilepipe::GemmPolicy<TM, TN, TK, WM, WN, S>>;
+
+template <DType D, LayoutPair L, int TM, int TN, int TK, int WM, int WN, int S>
+tilepipe::Status run_gemm(const Operands& op, cudaStream_t stream) {
+  using T = ElementOf<D>;
+  using Gemm = GemmOf<D, L, TM, TN, TK, WM, WN, S>;
+  typename Gemm::Arguments args;
+  args.m = op.m;
+  args.n = op.n;
+  args.k = op.k;
+  args.a = static_cast<const T*>(op.a);
+  args.lda = op.lda;
+  args.b = static_cast<const T*>(op.b);
+  args.ldb = op.ldb;
+  args.d = static_cast<T*>(op.d);
+  args.ldd = op.ldd;
+  return Gemm::run(args, stream);  // alpha = 1, beta = 0, D row-major: the defaults
+}
+
+template <DType D, LayoutPair L, int TM, int TN, int TK, int WM, int WN, int S>
+KernelResources kernel_resources() {
+  using Gemm = GemmOf<D, L, TM, TN, TK, WM, WN, S>;
+  // The kernel GemmMultistage::run launches (an implementation detail of gemm_multistage.cuh).
+  auto kernel = tilepipe::detail::gemm_multistage_kernel<Gemm>;
+  KernelResources r;
+  cudaFuncAttributes attributes{};
+  if (cudaFuncGetAttributes(&attributes, kernel) == cudaSuccess) r.registers = attributes.numRegs;
+  // As run() does: without the opt-in, the calculator reports 0 blocks above 48 KB.
+  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           static_cast<int>(Gemm::kSharedBytes)) != cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&r.blocks_per_sm, kernel, Gemm::kThreads,
+                                                    Gemm::kSharedBytes) != cudaSuccess)
+    r.blocks_per_sm = 0;
+  return r;
+}
+
+//! Appends GemmMultistage<D, L, Policy<TM, TN, TK, WM, WN, S>> if its ring fits kMaxRingBytes;
+//! otherwise instantiates nothing (the discarded branch names no GemmMultistage type).
+template <DType D, LayoutPair L, int TM, int TN, int TK, int WM, int WN, int S>
+void add_kernel(std::vector<TilepipeKernel>& out) {
+  if constexpr (kRingBytes<TM, TN, TK, S> <= kMaxRingBytes) {
+    using Gemm = GemmOf<D, L, TM, TN, TK, WM, WN, S>;
+    static_assert(sizeof(typename Gemm::Mainloop::SharedStorage) == kRingBytes<TM, TN, TK, S>,
+                  "kRingBytes no longer matches the mainloop's shared storage; update it");
+    out.push_back(TilepipeKernel{TileConfig{TM, TN, TK, WM, WN, S}, D, L, Gemm::kSharedBytes,
+                                 Gemm::kThreads, &run_gemm<D, L, TM, TN, TK, WM, WN, S>,
+                                 &kernel_resources<D, L, TM, TN, TK, WM, WN, S>});
+  }
+}
+
+//! One tile at every stage count from 2 to 6 that fits.
+template <DType D, LayoutPair L, int TM, int TN, int TK, int WM, int WN>
+void add_stages_2_to_6(std::vector<TilepipeKernel>& out) {
+  add_kernel<D, L, TM, TN, TK, WM, WN, 2>(out);
+  add_kernel<D, L, TM, TN, TK, WM, WN, 3>(out);
+  add_kernel<D, L, TM, TN, TK, WM, WN, 4>(out);
+  add_kernel<D, L, TM, TN, TK, WM, WN, 5>(out);
+  add_kernel<D, L, TM, TN, TK, WM, WN, 6>(out);
+}
+
+}  // namespace tilepipe_bench

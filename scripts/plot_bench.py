@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Plot gemm_bench's JSON: TFLOP/s against square problem size.
+
+    scripts/plot_bench.py BENCH.json OUT.png [--dtype f16] [--layout tn]
+
+One line per stage count of GemmMultistage's default tile (128x128x32, warp 64x64), the best
+tilepipe configuration timed at each size, cuBLAS, and the mma.sync peak of the register-only
+microbenchmark as a horizontal reference. Results that failed verification are left out of the
+lines and drawn as red crosses. Needs matplotlib.
+"""
+
+import argparse
+import json
+import math
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display on the GPU machine
+import matplotlib.pyplot as plt  # noqa: E402
+
+DEFAULT_TILE = ([128, 128, 32], [64, 64])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("json", help="the file written by gemm_bench --json")
+    parser.add_argument("png", help="the plot to write")
+    parser.add_argument("--dtype", default="f16", choices=["f16", "bf16"])
+    parser.add_argument("--layout", default="tn", choices=["tn", "nn"])
+    args = parser.parse_args()
+
+    with open(args.json) as f:
+        bench = json.load(f)
+    records = [
+        r for r in bench["records"]
+        if r["group"] == "square" and r["dtype"] == args.dtype and r["layout"] == args.layout
+    ]
+    if not records:
+        sys.exit(f"plot_bench: no square {args.dtype} {args.layout} results in {args.json}")
+    sizes = sorted({r["m"] for r in records})
+
+    fig, ax = plt.subplots(figsize=(9, 5.5))
+
+    def line(points, **style):
+        points = sorted(p for p in points if p[1] is not None)
+        if points:
+            ax.plot([p[0] for p in points], [p[1] for p in points], **style)
+
+    # The default tile, one line per stage count; the default (4 stages) drawn heavier.
+    def is_default_tile(r):
+        return r["kernel"] == "tilepipe" and (r["tile"], r["warp"]) == (DEFAULT_TILE[0], DEFAULT_TILE[1])
+
+    stages = sorted({r["stages"] for r in records if is_default_tile(r)})
+    colors = plt.get_cmap("viridis")
+    for i, s in enumerate(stages):
+        pts = [(r["m"], r["tflops"]) for r in records
+               if is_default_tile(r) and r["stages"] == s and r["verified"]]
+        line(pts, marker="o", markersize=4, linewidth=2.2 if s == 4 else 1.2,
+             color=colors(i / max(1, len(stages) - 1) * 0.9),
+             label=f"tilepipe 128x128x32, {s} stages" + (" (default)" if s == 4 else ""))
+
+    # Best tilepipe configuration timed at each size (all tiles and stages).
+    best = []
+    for m in sizes:
+        ok = [r for r in records if r["m"] == m and r["kernel"] == "tilepipe" and r["verified"]]
+        if ok:
+            b = max(ok, key=lambda r: r["tflops"])
+            best.append((m, b["tflops"], b["config"]))
+    line([(m, t) for m, t, _ in best], marker="s", markersize=5, linestyle="--", color="tab:orange",
+         label="tilepipe, best configuration timed")
+    for m, t, name in best:
+        ax.annotate(name.replace("/", " "), (m, t), textcoords="offset points", xytext=(0, 7),
+                    ha="center", fontsize=6, color="tab:orange")
+
+    cublas = [(r["m"], r["tflops"]) for r in records if r["kernel"] == "cublas" and r["verified"]]
+    line(cublas, marker="^", linewidth=2.2, color="black", label="cuBLAS (cublasGemmEx, f32 compute)")
+
+    peak = bench.get("peak", {}).get(args.dtype, {}).get("tflops")
+    if peak:
+        ax.axhline(peak, color="tab:red", linestyle=":", linewidth=1.5,
+                   label=f"mma.sync m16n8k16 peak ({peak:.0f})")
+
+    failed = [(r["m"], r["tflops"]) for r in records if not r["verified"] and r["tflops"] is not None]
+    if failed:
+        ax.plot([p[0] for p in failed], [p[1] for p in failed], "x", color="red", markersize=9,
+                label="failed verification")
+
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(sizes)
+    ax.set_xticklabels([str(s) for s in sizes])
+    ax.set_xlabel("M = N = K")
+    ax.set_ylabel("TFLOP/s")
+    top = max([peak or 0] + [t for _, t in cublas] + [t for _, t, _ in best])
+    ax.set_ylim(0, math.ceil(top * 1.12 / 50) * 50)
+    ax.grid(True, which="major", alpha=0.3)
+    device = bench.get("device", {}).get("name", "?")
+    date = bench.get("date", "?")[:10]
+    ax.set_title(f"GEMM {args.dtype} {args.layout.upper()} (D row-major {args.dtype}, f32 accumulate)"
+                 f" on {device}, {date}", fontsize=10)
+    ax.legend(fontsize=8, loc="best")
+    fig.tight_layout()
+    fig.savefig(args.png, dpi=130)
+    print(f"plot_bench: wrote {args.png}")
+
+
+if __name__ == "__main__":
+    main()
