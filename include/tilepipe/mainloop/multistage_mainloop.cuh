@@ -98,41 +98,60 @@ class MultistageMainloop {
     const Mma mma;
     const int k_tiles = (k + Tile::kK - 1) / Tile::kK;
 
-    // ---- Prologue: put Stages - 1 k-tiles in flight, one committed group per tile. ----
+    // ---- Prologue: put Stages - 1 k-tiles in flight, one committed group per tile, then wait
+    // for tile 0 and load its first k-block of fragments. ----
     TILEPIPE_UNROLL
     for (int t = 0; t < kStages - 1; ++t) {
       ring.producer_acquire();
       if (t < k_tiles) issue_tile(ring, t);
       ring.producer_commit();
     }
-
-    // ---- Main loop. Invariant at the top of iteration t: the groups of k-tiles t .. t+S-2 are
-    // committed (empty groups past the last tile), so waiting until at most S-2 are in flight
-    // means tile t has landed for this thread; the barrier in consumer_wait makes it so for every
-    // thread, and also means every warp is done with tile t-1, whose slot is refilled with tile
-    // t+S-1 before tile t is computed. The commit happens every iteration, even with nothing left
-    // to load, so the count of groups stays right through the drain. ----
     typename FragmentLoaderA::Fragment fa[2];  // register double buffer over k-blocks
     typename FragmentLoaderB::Fragment fb[2];
-    for (int t = 0; t < k_tiles; ++t) {
+    if (k_tiles > 0) {
       ring.consumer_wait();
-      ring.producer_acquire();
-      if (t + kStages - 1 < k_tiles) issue_tile(ring, t + kStages - 1);
-      ring.producer_commit();
+      frag_a.load(fa[0], ring.read_stage().a, 0);
+      frag_b.load(fb[0], ring.read_stage().b, 0);
+    }
 
-      const Stage& stage = ring.read_stage();
-      frag_a.load(fa[0], stage.a, 0);
-      frag_b.load(fb[0], stage.b, 0);
+    // ---- Main loop: k-tile t, k-block kb. The fragments of kb + 1 are loaded while the tensor
+    // cores work on kb; at the last k-block that is the first k-block of tile t + 1, so the wait
+    // for tile t + 1 comes before the last mma of tile t rather than after it.
+    // Group count: before the wait in iteration t, the groups of tiles 0 .. t + S - 1 are
+    // committed (one per prologue step and one per iteration, empty past the last tile), so
+    // waiting until at most S - 2 are in flight means tile t + 1 has landed for this thread; the
+    // barrier in consumer_wait makes it so for every thread.
+    // Slot reuse: at kb = 0 of iteration t, tile t + S - 1 is loaded into the slot of tile t - 1.
+    // Every warp read tile t - 1 for the last time before the barrier of iteration t - 1's last
+    // k-block, so that barrier orders all those reads before these writes. ----
+    for (int t = 0; t < k_tiles; ++t) {
       TILEPIPE_UNROLL
       for (int kb = 0; kb < FragmentLoaderA::kKBlocks; ++kb) {
-        // Load k-block kb+1 while the tensor cores work on kb.
-        if (kb + 1 < FragmentLoaderA::kKBlocks) {
-          frag_a.load(fa[(kb + 1) % 2], stage.a, kb + 1);
-          frag_b.load(fb[(kb + 1) % 2], stage.b, kb + 1);
+        const bool last_k_block = kb + 1 == FragmentLoaderA::kKBlocks;
+        if (kb == 0) {
+          // Refill the slot of tile t - 1, and commit before this iteration's wait (below or, with
+          // one k-block per tile, right here) so that the group count holds.
+          ring.producer_acquire();
+          if (t + kStages - 1 < k_tiles) issue_tile(ring, t + kStages - 1);
+          ring.producer_commit();
+        }
+        if (last_k_block) {
+          ring.consumer_release();
+          ring.consumer_wait();  // tile t + 1 has landed; every warp is done with tile t - 1
+        }
+        if (!last_k_block || t + 1 < k_tiles) {
+          const Stage& stage = ring.read_stage();  // tile t, or tile t + 1 at the last k-block
+          const int next_kb = last_k_block ? 0 : kb + 1;
+          frag_a.load(fa[(kb + 1) % 2], stage.a, next_kb);
+          frag_b.load(fb[(kb + 1) % 2], stage.b, next_kb);
         }
         mma(acc, fa[kb % 2], fb[kb % 2]);
       }
-      ring.consumer_release();
+      if constexpr (FragmentLoaderA::kKBlocks % 2 == 1) {
+        // An odd number of k-blocks left tile t + 1's first fragments in buffer 1.
+        fa[0] = fa[1];
+        fb[0] = fb[1];
+      }
     }
     // Nothing is in flight but empty groups; make the ring's memory reusable for the epilogue.
     ring.drain();
