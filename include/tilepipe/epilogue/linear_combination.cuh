@@ -51,22 +51,27 @@ class LinearCombinationEpilogue {
   static constexpr int kThreads = Policy::kThreads;
   //! Elements of D in one 16-byte vector.
   static constexpr int kVector = 16 / static_cast<int>(sizeof(ElementD));
-  //! Staging rows are padded by 4 floats: rows stay 16-byte aligned and the accumulator writes
-  //! of a warp's eight row groups spread over the banks.
-  static constexpr int kPad = 4;
-  static constexpr int kRowMajorStride = Tile::kN + kPad;   // staging [TileM][TileN + pad]
-  static constexpr int kColMajorStride = Tile::kM + kPad;   // staging [TileN][TileM + pad]
-  static constexpr int kStagedFloats = Tile::kM * kRowMajorStride > Tile::kN * kColMajorStride
-                                           ? Tile::kM * kRowMajorStride
+  //! The tile goes out in slabs of one warp row: kPassM rows of D at a time, so the staging
+  //! buffer holds a slab, not the tile.
+  static constexpr int kPassM = Warp::kM;
+  static constexpr int kPasses = Tile::kM / kPassM;
+  //! Padding of a staging row (floats), chosen so that the accumulator writes of a warp are free
+  //! of bank conflicts: row-major, lanes write float2 at (g, 2t) and a stride of 8 banks per row
+  //! puts each half-warp on 32 distinct banks; column-major, lanes write floats at (2t, g) and a
+  //! stride of 4 banks puts the warp on 32 distinct banks. Both keep rows 16-byte aligned.
+  static constexpr int kRowMajorStride = Tile::kN + 8;  // staging [PassM][TileN + 8]
+  static constexpr int kColMajorStride = kPassM + 4;    // staging [TileN][PassM + 4]
+  static constexpr int kStagedFloats = kPassM * kRowMajorStride > Tile::kN * kColMajorStride
+                                           ? kPassM * kRowMajorStride
                                            : Tile::kN * kColMajorStride;
-  static_assert(Tile::kM % kVector == 0 && Tile::kN % kVector == 0,
+  static_assert(kPassM % kVector == 0 && Tile::kN % kVector == 0,
                 "LinearCombinationEpilogue: the tile must hold whole 16-byte vectors of D");
 
  public:
   using Accumulators = tilepipe::Accumulators<Warp::kM, Warp::kN>;
 
   struct SharedStorage {
-    alignas(16) float staged[kStagedFloats];  // (TileM, TileN + pad) or (TileN, TileM + pad)
+    alignas(16) float staged[kStagedFloats];  // (PassM, TileN + 8) or (TileN, PassM + 4)
   };
 
   struct Params {
@@ -90,17 +95,54 @@ class LinearCombinationEpilogue {
   TILEPIPE_DEVICE void operator()(const Accumulators& acc, const Params& p, int block_m0,
                                   int block_n0, int warp_m0, int warp_n0) {
     const bool row_major = p.layout == Layout::kRowMajor;
-    stage(acc, p.alpha, row_major, warp_m0, warp_n0);
-    __syncthreads();
-    // Walk the tile in 16-byte vectors of D along its contiguous dimension.
-    const int inner_extent = row_major ? Tile::kN : Tile::kM;   // contiguous
-    const int outer_extent = row_major ? Tile::kM : Tile::kN;
-    const int inner_limit = row_major ? p.n - block_n0 : p.m - block_m0;
-    const int outer_limit = row_major ? p.m - block_m0 : p.n - block_n0;
+    TILEPIPE_UNROLL
+    for (int pass = 0; pass < kPasses; ++pass) {
+      const int slab_m0 = pass * kPassM;  // first row of the slab within the block tile
+      if (pass > 0) __syncthreads();      // the previous slab has been stored
+      if (warp_m0 == slab_m0) stage(acc, p.alpha, row_major, warp_n0);
+      __syncthreads();
+      store_slab(p, row_major, block_m0 + slab_m0, block_n0);
+    }
+  }
+
+ private:
+  // alpha * acc of this warp (rows 0 .. PassM of the slab) into the staging buffer, in D's
+  // orientation.
+  TILEPIPE_DEVICE void stage(const Accumulators& acc, float alpha, bool row_major, int warp_n0) {
+    const int lane = thread_ % 32;
+    float* s = storage_.staged;
+    TILEPIPE_UNROLL
+    for (int mi = 0; mi < Accumulators::kTilesM; ++mi) {
+      TILEPIPE_UNROLL
+      for (int ni = 0; ni < Accumulators::kTilesN; ++ni) {
+        TILEPIPE_UNROLL
+        for (int half = 0; half < 2; ++half) {  // registers {0,1} and {2,3}: two adjacent columns
+          const int r = Accumulators::row_of(lane, mi, 2 * half);
+          const int c = warp_n0 + Accumulators::col_of(lane, ni, 2 * half);
+          const float x0 = alpha * acc.x[mi][ni][2 * half];
+          const float x1 = alpha * acc.x[mi][ni][2 * half + 1];
+          if (row_major) {
+            *reinterpret_cast<float2*>(s + r * kRowMajorStride + c) = make_float2(x0, x1);
+          } else {
+            s[c * kColMajorStride + r] = x0;
+            s[(c + 1) * kColMajorStride + r] = x1;
+          }
+        }
+      }
+    }
+  }
+
+  // The staged slab (rows slab_m0 .. + PassM of D, columns block_n0 .. + TileN) to global memory
+  // in 16-byte vectors along D's contiguous dimension, adding beta * C.
+  TILEPIPE_DEVICE void store_slab(const Params& p, bool row_major, int slab_m0, int block_n0) {
+    const int inner_extent = row_major ? Tile::kN : kPassM;  // contiguous in D
+    const int outer_extent = row_major ? kPassM : Tile::kN;
+    const int inner_limit = row_major ? p.n - block_n0 : p.m - slab_m0;
+    const int outer_limit = row_major ? p.m - slab_m0 : p.n - block_n0;
     const int stride = row_major ? kRowMajorStride : kColMajorStride;
     const int vectors_per_row = inner_extent / kVector;
-    const std::int64_t first = row_major ? block_m0 * p.ldd + block_n0 : block_n0 * p.ldd + block_m0;
-    const std::int64_t first_c = row_major ? block_m0 * p.ldc + block_n0 : block_n0 * p.ldc + block_m0;
+    const std::int64_t first = row_major ? slab_m0 * p.ldd + block_n0 : block_n0 * p.ldd + slab_m0;
+    const std::int64_t first_c = row_major ? slab_m0 * p.ldc + block_n0 : block_n0 * p.ldc + slab_m0;
     for (int v = thread_; v < outer_extent * vectors_per_row; v += kThreads) {
       const int outer = v / vectors_per_row;
       const int inner = v % vectors_per_row * kVector;
@@ -115,33 +157,6 @@ class LinearCombinationEpilogue {
           float x = src[e];
           if (p.beta != 0.0f) x += p.beta * detail::to_float(c[e]);
           dst[e] = detail::from_float<ElementD>(x);
-        }
-      }
-    }
-  }
-
- private:
-  // alpha * acc into the staging tile, in D's orientation.
-  TILEPIPE_DEVICE void stage(const Accumulators& acc, float alpha, bool row_major, int warp_m0,
-                             int warp_n0) {
-    const int lane = thread_ % 32;
-    float* s = storage_.staged;
-    TILEPIPE_UNROLL
-    for (int mi = 0; mi < Accumulators::kTilesM; ++mi) {
-      TILEPIPE_UNROLL
-      for (int ni = 0; ni < Accumulators::kTilesN; ++ni) {
-        TILEPIPE_UNROLL
-        for (int half = 0; half < 2; ++half) {  // registers {0,1} and {2,3}: two adjacent columns
-          const int r = warp_m0 + Accumulators::row_of(lane, mi, 2 * half);
-          const int c = warp_n0 + Accumulators::col_of(lane, ni, 2 * half);
-          const float x0 = alpha * acc.x[mi][ni][2 * half];
-          const float x1 = alpha * acc.x[mi][ni][2 * half + 1];
-          if (row_major) {
-            *reinterpret_cast<float2*>(s + r * kRowMajorStride + c) = make_float2(x0, x1);
-          } else {
-            s[c * kColMajorStride + r] = x0;
-            s[(c + 1) * kColMajorStride + r] = x1;
-          }
         }
       }
     }
