@@ -48,16 +48,17 @@ struct TileConfig {
   }
 };
 
-//! GemmMultistage's default: `DefaultGemmPolicy<4>`.
-inline constexpr TileConfig kDefaultConfig{128, 128, 32, 64, 64, 4};
+//! GemmMultistage's default: `DefaultGemmPolicy<4>` (kernel_table.cuh checks that they agree).
+inline constexpr TileConfig kDefaultConfig{256, 128, 32, 64, 64, 4};
 
 //! Configurations compiled for every data type and layout (the default first). The f16 TN sweep
 //! (configs_f16_tn_*.cu) holds all of them; configs_candidates.cu compiles them for the rest.
 //! Chosen from the first H200 run (docs/performance.md): the best of the f16 TN sweep, the best
 //! NN configurations, and a small tile for small problems.
 inline constexpr TileConfig kCandidateConfigs[] = {
-    {128, 128, 32, 64, 64, 4},  // the default
-    {128, 128, 32, 64, 64, 3},  // fastest of the f16 TN sweep at 2048, 4096 and 8192
+    {256, 128, 32, 64, 64, 4},  // the default
+    {128, 128, 32, 64, 64, 4},  // the default before 256x128x32
+    {128, 128, 32, 64, 64, 3},
     {256, 128, 32, 64, 64, 3},
     {128, 256, 64, 64, 64, 3},  // fastest for most NN problems
     {64, 64, 64, 32, 32, 3},    // many blocks: small problems

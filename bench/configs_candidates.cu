@@ -9,7 +9,8 @@ namespace {
 template <DType D, LayoutPair L>
 void add_candidates(std::vector<TilepipeKernel>& out) {
   //               tile: M    N    K   warp: M   N  stages
-  add_kernel<D, L, 128, 128, 32, 64, 64, 4>(out);  // the default
+  add_kernel<D, L, 256, 128, 32, 64, 64, 4>(out);  // the default
+  add_kernel<D, L, 128, 128, 32, 64, 64, 4>(out);  // the default before 256x128x32
   add_kernel<D, L, 128, 128, 32, 64, 64, 3>(out);
   add_kernel<D, L, 256, 128, 32, 64, 64, 3>(out);
   add_kernel<D, L, 128, 256, 64, 64, 64, 3>(out);

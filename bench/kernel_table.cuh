@@ -16,6 +16,15 @@
 
 namespace tilepipe_bench {
 
+// The benchmark's "default" column must be the library's default.
+using LibraryDefault = tilepipe::DefaultGemmPolicy<4>;
+static_assert(kDefaultConfig.tile_m == LibraryDefault::Tile::kM &&
+                  kDefaultConfig.tile_n == LibraryDefault::Tile::kN &&
+                  kDefaultConfig.tile_k == LibraryDefault::Tile::kK &&
+                  kDefaultConfig.warp_m == LibraryDefault::Warp::kM &&
+                  kDefaultConfig.warp_n == LibraryDefault::Warp::kN && kDefaultConfig.stages == 4,
+              "bench: kDefaultConfig no longer matches tilepipe::DefaultGemmPolicy<4>; update it");
+
 template <DType D>
 using ElementOf = std::conditional_t<D == DType::kF16, __half, __nv_bfloat16>;
 
