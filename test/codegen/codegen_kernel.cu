@@ -45,3 +45,17 @@ __global__ void __launch_bounds__(Policy3::kThreads)
 codegen_nt_bf16(const __nv_bfloat16* a, const __nv_bfloat16* b, float* d, int m, int n, int k) {
   gemm_body<__nv_bfloat16, tilepipe::Layout::kColumnMajor, tilepipe::Layout::kRowMajor, Policy3>(a, b, d, m, n, k);
 }
+
+// The complete GemmMultistage kernels (mainloop + epilogue) at their default configuration and
+// at the largest ring, closest to the register limit: no spills, no stack either.
+#include <tilepipe/gemm/gemm_multistage.cuh>
+
+using DefaultTN = tilepipe::GemmMultistage<__half, __half, tilepipe::Layout::kRowMajor,
+                                           tilepipe::Layout::kColumnMajor>;
+using WideNT = tilepipe::GemmMultistage<__half, float, tilepipe::Layout::kColumnMajor,
+                                        tilepipe::Layout::kRowMajor, 3>;
+using DeepTT = tilepipe::GemmMultistage<__nv_bfloat16, __nv_bfloat16, tilepipe::Layout::kRowMajor,
+                                        tilepipe::Layout::kRowMajor, 6>;
+template __global__ void tilepipe::detail::gemm_multistage_kernel<DefaultTN>(DefaultTN::Params);
+template __global__ void tilepipe::detail::gemm_multistage_kernel<WideNT>(WideNT::Params);
+template __global__ void tilepipe::detail::gemm_multistage_kernel<DeepTT>(DeepTT::Params);

@@ -151,7 +151,7 @@ class LinearCombinationEpilogue {
       ElementD* dst = p.d + first + outer * p.ldd + inner;
       const ElementD* c = p.beta != 0.0f ? p.c + first_c + outer * p.ldc + inner : nullptr;
       if (inner + kVector <= inner_limit) {
-        store_vector(src, dst, c, p.beta);
+        store_vector(src, dst, c, p.beta, thread_);
       } else {
         for (int e = 0; e < inner_limit - inner; ++e) {
           float x = src[e];
@@ -164,12 +164,24 @@ class LinearCombinationEpilogue {
 
   // One 16-byte vector: kVector staged floats (+ beta * C) -> D.
   TILEPIPE_DEVICE static void store_vector(const float* src, ElementD* dst, const ElementD* c,
-                                           float beta) {
+                                           float beta, int thread) {
     float x[kVector];
-    TILEPIPE_UNROLL
-    for (int i = 0; i < kVector; i += 4) {
-      const float4 f = *reinterpret_cast<const float4*>(src + i);
-      x[i] = f.x; x[i + 1] = f.y; x[i + 2] = f.z; x[i + 3] = f.w;
+    // With 16-bit D a vector is 8 floats, read as two float4 32 bytes apart per thread: eight
+    // consecutive threads (one phase of a 16-byte load) would span 256 bytes and meet twice on
+    // each bank. Threads 4..7 of each eight read their halves in the other order, so each phase
+    // covers all 32 banks once.
+    // (Selects, not a run-time index into x, which would move x to local memory.)
+    if constexpr (kVector == 8) {
+      const bool swap = (thread >> 2) & 1;
+      const float4 first = *reinterpret_cast<const float4*>(src + (swap ? 4 : 0));
+      const float4 second = *reinterpret_cast<const float4*>(src + (swap ? 0 : 4));
+      const float4 lo = swap ? second : first, hi = swap ? first : second;
+      x[0] = lo.x; x[1] = lo.y; x[2] = lo.z; x[3] = lo.w;
+      x[4] = hi.x; x[5] = hi.y; x[6] = hi.z; x[7] = hi.w;
+    } else {
+      (void)thread;
+      const float4 f = *reinterpret_cast<const float4*>(src);
+      x[0] = f.x; x[1] = f.y; x[2] = f.z; x[3] = f.w;
     }
     if (beta != 0.0f) {
       const uint4 raw = *reinterpret_cast<const uint4*>(c);
