@@ -3,7 +3,7 @@
 
     scripts/plot_bench.py BENCH.json OUT.png [--dtype f16] [--layout tn]
 
-One line per stage count of GemmMultistage's default tile (128x128x32, warp 64x64), the best
+One line per stage count of GemmMultistage's default tile (the JSON's default_config), the best
 tilepipe configuration timed at each size, cuBLAS, and the mma.sync peak of the register-only
 microbenchmark as a horizontal reference. Results that failed verification are left out of the
 lines and drawn as red crosses. Needs matplotlib.
@@ -19,7 +19,6 @@ import matplotlib
 matplotlib.use("Agg")  # no display on the GPU machine
 import matplotlib.pyplot as plt  # noqa: E402
 
-DEFAULT_TILE = ([128, 128, 32], [64, 64])
 
 
 def main():
@@ -48,17 +47,23 @@ def main():
             ax.plot([p[0] for p in points], [p[1] for p in points], **style)
 
     # The default tile, one line per stage count; the default (4 stages) drawn heavier.
+    # The default configuration as the benchmark recorded it, e.g. "256x128x32/w64x64/s4".
+    tile_s, warp_s, stages_s = bench.get("default_config", "128x128x32/w64x64/s4").split("/")
+    default_tile = [int(x) for x in tile_s.split("x")]
+    default_warp = [int(x) for x in warp_s.lstrip("w").split("x")]
+    default_stages = int(stages_s.lstrip("s"))
+
     def is_default_tile(r):
-        return r["kernel"] == "tilepipe" and (r["tile"], r["warp"]) == (DEFAULT_TILE[0], DEFAULT_TILE[1])
+        return r["kernel"] == "tilepipe" and (r["tile"], r["warp"]) == (default_tile, default_warp)
 
     stages = sorted({r["stages"] for r in records if is_default_tile(r)})
     colors = plt.get_cmap("viridis")
     for i, s in enumerate(stages):
         pts = [(r["m"], r["tflops"]) for r in records
                if is_default_tile(r) and r["stages"] == s and r["verified"]]
-        line(pts, marker="o", markersize=4, linewidth=2.2 if s == 4 else 1.2,
+        line(pts, marker="o", markersize=4, linewidth=2.2 if s == default_stages else 1.2,
              color=colors(i / max(1, len(stages) - 1) * 0.9),
-             label=f"tilepipe 128x128x32, {s} stages" + (" (default)" if s == 4 else ""))
+             label=f"tilepipe {tile_s}, {s} stages" + (" (default)" if s == default_stages else ""))
 
     # Best tilepipe configuration timed at each size (all tiles and stages).
     best = []
