@@ -77,6 +77,60 @@ int simulate(int k_tiles, int wait_depth, bool commit_when_idle) {
   return violations;
 }
 
+// The schedule MultistageMainloop runs: the wait for tile t + 1 comes at the end of iteration t,
+// after that iteration's refill (tile t + S - 1 into the slot of tile t - 1) is committed, so that
+// tile t + 1's first fragments can be loaded before tile t's last mma.
+template <int Stages>
+int simulate_prefetching(int k_tiles, int wait_depth, bool commit_when_idle) {
+  using Index = tilepipe::StageIndex<Stages>;
+  struct Group { int tile; int slot; };
+  std::deque<Group> in_flight;
+  std::vector<int> slot_tile(Stages, -1), slot_pending(Stages, -1);
+  Index write, read;
+  int violations = 0;
+  bool reading = false;  // the consumer has started (after the prologue)
+  auto commit = [&](int tile) {  // tile < 0: an empty group
+    if (tile >= 0) {
+      if (slot_pending[write.get()] != -1) ++violations;      // overwriting copies in flight
+      if (reading && write == read) ++violations;             // overwriting the tile being read
+      slot_pending[write.get()] = tile;
+    }
+    in_flight.push_back({tile, write.get()});
+    write.advance();
+  };
+  auto wait_prior = [&](int n) {
+    while (static_cast<int>(in_flight.size()) > n) {
+      const Group g = in_flight.front();
+      in_flight.pop_front();
+      if (g.tile >= 0) {
+        slot_tile[g.slot] = g.tile;
+        slot_pending[g.slot] = -1;
+      }
+    }
+  };
+  auto reads = [&](int tile) {
+    if (slot_tile[read.get()] != tile) ++violations;  // stale or unfinished data
+  };
+  for (int t = 0; t < Index::kPrologueTiles; ++t) {
+    if (t < k_tiles) commit(t);
+    else if (commit_when_idle) commit(-1);
+  }
+  if (k_tiles > 0) {
+    wait_prior(wait_depth);
+    reads(0);  // first k-block of tile 0
+  }
+  reading = true;
+  for (int t = 0; t < k_tiles; ++t) {
+    if (t + Stages - 1 < k_tiles) commit(t + Stages - 1);
+    else if (commit_when_idle) commit(-1);
+    reads(t);  // the other k-blocks of tile t
+    read.advance();
+    wait_prior(wait_depth);  // + barrier
+    if (t + 1 < k_tiles) reads(t + 1);  // first k-block of tile t + 1
+  }
+  return violations;
+}
+
 template <int Stages>
 void check_protocol() {
   SCOPED_TRACE(testing::Message() << Stages << " stages");
@@ -87,6 +141,14 @@ void check_protocol() {
   EXPECT_GT(simulate<Stages>(100, Stages - 1, true), 0);
   if (Stages > 2) {
     EXPECT_GT(simulate<Stages>(100, Stages - 2, false), 0);
+  }
+  // The same for the prefetching schedule of MultistageMainloop.
+  for (int k_tiles : {1, Stages - 1, Stages, 2 * Stages + 1, 100, 131}) {
+    EXPECT_EQ(simulate_prefetching<Stages>(k_tiles, Stages - 2, true), 0) << k_tiles << " k-tiles (prefetching)";
+  }
+  EXPECT_GT(simulate_prefetching<Stages>(100, Stages - 1, true), 0);
+  if (Stages > 2) {
+    EXPECT_GT(simulate_prefetching<Stages>(100, Stages - 2, false), 0);
   }
 }
 
