@@ -24,26 +24,32 @@ void check_wrap() {
   static_assert(Index::kPrologueTiles == Stages - 1, "prologue depth");
 }
 
-// Simulates the schedule of DESIGN.md with a queue of committed groups. `wait_depth` is what the
-// consumer passes to wait_prior; `commit_when_idle` says whether the loop commits an empty group
-// when nothing is left to load. Returns the number of protocol violations.
+// A model of the ring: committed cp.async groups in a queue, what has landed in each slot, and
+// the write and read indices. It counts protocol violations: a consumer reading a slot that does
+// not hold the tile it expects (stale or unfinished data), and copies issued into a slot whose
+// previous copies are still in flight or whose tile is being read.
 template <int Stages>
-int simulate(int k_tiles, int wait_depth, bool commit_when_idle) {
-  using Index = tilepipe::StageIndex<Stages>;
+struct RingModel {
   struct Group { int tile; int slot; };
-  std::deque<Group> in_flight;                 // committed, not yet complete
-  std::vector<int> slot_tile(Stages, -1);      // tile whose data has landed in each slot
-  std::vector<int> slot_pending(Stages, -1);   // tile being copied into each slot
-  Index write, read;
+  std::deque<Group> in_flight;                      // committed, not yet complete
+  std::vector<int> slot_tile = std::vector<int>(Stages, -1);     // landed tile per slot
+  std::vector<int> slot_pending = std::vector<int>(Stages, -1);  // tile being copied per slot
+  tilepipe::StageIndex<Stages> write, read;
+  bool reading = false;  // the consumer has started (after the prologue)
   int violations = 0;
 
-  auto issue = [&](int tile) {
-    if (slot_pending[write.get()] != -1) ++violations;  // overwriting copies in flight
-    slot_pending[write.get()] = tile;
+  // Copies of `tile` into the write stage, committed as one group (tile < 0: an empty group).
+  void commit(int tile) {
+    if (tile >= 0) {
+      if (slot_pending[write.get()] != -1) ++violations;
+      if (reading && write == read) ++violations;
+      slot_pending[write.get()] = tile;
+    }
     in_flight.push_back({tile, write.get()});
-  };
-  auto commit_empty = [&] { in_flight.push_back({-1, -1}); };
-  auto wait_prior = [&](int n) {
+    write.advance();
+  }
+  // cp.async.wait_group n (+ the barrier): all but the n youngest groups have landed.
+  void wait_prior(int n) {
     while (static_cast<int>(in_flight.size()) > n) {
       const Group g = in_flight.front();
       in_flight.pop_front();
@@ -52,29 +58,39 @@ int simulate(int k_tiles, int wait_depth, bool commit_when_idle) {
         slot_pending[g.slot] = -1;
       }
     }
-  };
+  }
+  void reads(int tile) {
+    if (slot_tile[read.get()] != tile) ++violations;
+  }
+  // The prologue: tiles 0 .. S-2, one group each (empty past the last tile if commit_when_idle).
+  void prologue(int k_tiles, bool commit_when_idle) {
+    for (int t = 0; t < Stages - 1; ++t) {
+      if (t < k_tiles) commit(t);
+      else if (commit_when_idle) commit(-1);
+    }
+  }
+  // The refill of iteration t: tile t + S - 1, or an empty group past the last tile.
+  void refill(int t, int k_tiles, bool commit_when_idle) {
+    if (t + Stages - 1 < k_tiles) commit(t + Stages - 1);
+    else if (commit_when_idle) commit(-1);
+  }
+};
 
-  for (int t = 0; t < Index::kPrologueTiles; ++t) {
-    if (t < k_tiles) issue(t);
-    if (t < k_tiles || commit_when_idle) {
-      if (t >= k_tiles) commit_empty();
-      write.advance();
-    }
-  }
+// The schedule of DESIGN.md: wait for tile t at the top of iteration t, refill, compute.
+// `wait_depth` is what the consumer passes to wait_prior; `commit_when_idle` says whether the
+// loop commits an empty group when nothing is left to load.
+template <int Stages>
+int simulate(int k_tiles, int wait_depth, bool commit_when_idle) {
+  RingModel<Stages> ring;
+  ring.prologue(k_tiles, commit_when_idle);
+  ring.reading = true;
   for (int t = 0; t < k_tiles; ++t) {
-    wait_prior(wait_depth);                    // + barrier
-    if (slot_tile[read.get()] != t) ++violations;  // consumer would read stale data
-    const int next = t + Stages - 1;
-    if (next < k_tiles) {
-      issue(next);
-      write.advance();
-    } else if (commit_when_idle) {
-      commit_empty();
-      write.advance();
-    }
-    read.advance();
+    ring.wait_prior(wait_depth);
+    ring.reads(t);
+    ring.refill(t, k_tiles, commit_when_idle);
+    ring.read.advance();
   }
-  return violations;
+  return ring.violations;
 }
 
 // The schedule MultistageMainloop runs: the wait for tile t + 1 comes at the end of iteration t,
@@ -82,53 +98,21 @@ int simulate(int k_tiles, int wait_depth, bool commit_when_idle) {
 // tile t + 1's first fragments can be loaded before tile t's last mma.
 template <int Stages>
 int simulate_prefetching(int k_tiles, int wait_depth, bool commit_when_idle) {
-  using Index = tilepipe::StageIndex<Stages>;
-  struct Group { int tile; int slot; };
-  std::deque<Group> in_flight;
-  std::vector<int> slot_tile(Stages, -1), slot_pending(Stages, -1);
-  Index write, read;
-  int violations = 0;
-  bool reading = false;  // the consumer has started (after the prologue)
-  auto commit = [&](int tile) {  // tile < 0: an empty group
-    if (tile >= 0) {
-      if (slot_pending[write.get()] != -1) ++violations;      // overwriting copies in flight
-      if (reading && write == read) ++violations;             // overwriting the tile being read
-      slot_pending[write.get()] = tile;
-    }
-    in_flight.push_back({tile, write.get()});
-    write.advance();
-  };
-  auto wait_prior = [&](int n) {
-    while (static_cast<int>(in_flight.size()) > n) {
-      const Group g = in_flight.front();
-      in_flight.pop_front();
-      if (g.tile >= 0) {
-        slot_tile[g.slot] = g.tile;
-        slot_pending[g.slot] = -1;
-      }
-    }
-  };
-  auto reads = [&](int tile) {
-    if (slot_tile[read.get()] != tile) ++violations;  // stale or unfinished data
-  };
-  for (int t = 0; t < Index::kPrologueTiles; ++t) {
-    if (t < k_tiles) commit(t);
-    else if (commit_when_idle) commit(-1);
-  }
+  RingModel<Stages> ring;
+  ring.prologue(k_tiles, commit_when_idle);
   if (k_tiles > 0) {
-    wait_prior(wait_depth);
-    reads(0);  // first k-block of tile 0
+    ring.wait_prior(wait_depth);
+    ring.reads(0);  // first k-block of tile 0
   }
-  reading = true;
+  ring.reading = true;
   for (int t = 0; t < k_tiles; ++t) {
-    if (t + Stages - 1 < k_tiles) commit(t + Stages - 1);
-    else if (commit_when_idle) commit(-1);
-    reads(t);  // the other k-blocks of tile t
-    read.advance();
-    wait_prior(wait_depth);  // + barrier
-    if (t + 1 < k_tiles) reads(t + 1);  // first k-block of tile t + 1
+    ring.refill(t, k_tiles, commit_when_idle);
+    ring.reads(t);  // the other k-blocks of tile t
+    ring.read.advance();
+    ring.wait_prior(wait_depth);               // + barrier
+    if (t + 1 < k_tiles) ring.reads(t + 1);    // first k-block of tile t + 1
   }
-  return violations;
+  return ring.violations;
 }
 
 template <int Stages>

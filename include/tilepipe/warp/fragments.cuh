@@ -57,27 +57,9 @@ struct Accumulators {
   //! acc.for_each(lane, [&](int r, int c, float& v) { v = fmaxf(v + bias[n0 + c], 0.0f); });
   //! \endcode
   template <class Fn>
-  TILEPIPE_HOST_DEVICE void for_each(int lane, Fn&& fn) {
-    TILEPIPE_UNROLL
-    for (int mi = 0; mi < kTilesM; ++mi) {
-      TILEPIPE_UNROLL
-      for (int ni = 0; ni < kTilesN; ++ni) {
-        TILEPIPE_UNROLL
-        for (int j = 0; j < 4; ++j) fn(row_of(lane, mi, j), col_of(lane, ni, j), x[mi][ni][j]);
-      }
-    }
-  }
+  TILEPIPE_HOST_DEVICE void for_each(int lane, Fn&& fn) { visit(*this, lane, fn); }
   template <class Fn>
-  TILEPIPE_HOST_DEVICE void for_each(int lane, Fn&& fn) const {
-    TILEPIPE_UNROLL
-    for (int mi = 0; mi < kTilesM; ++mi) {
-      TILEPIPE_UNROLL
-      for (int ni = 0; ni < kTilesN; ++ni) {
-        TILEPIPE_UNROLL
-        for (int j = 0; j < 4; ++j) fn(row_of(lane, mi, j), col_of(lane, ni, j), x[mi][ni][j]);
-      }
-    }
-  }
+  TILEPIPE_HOST_DEVICE void for_each(int lane, Fn&& fn) const { visit(*this, lane, fn); }
 
   //! Row within the warp tile of register `j` of m16 tile `mi` for `lane`.
   TILEPIPE_HOST_DEVICE static constexpr int row_of(int lane, int mi, int j) {
@@ -86,6 +68,20 @@ struct Accumulators {
   //! Column within the warp tile of register `j` of n8 tile `ni` for `lane`.
   TILEPIPE_HOST_DEVICE static constexpr int col_of(int lane, int ni, int j) {
     return MmaShape::kN * ni + 2 * (lane % 4) + j % 2;
+  }
+
+ private:
+  // The loop of both for_each overloads (Self is Accumulators or const Accumulators).
+  template <class Self, class Fn>
+  TILEPIPE_HOST_DEVICE static void visit(Self& self, int lane, Fn& fn) {
+    TILEPIPE_UNROLL
+    for (int mi = 0; mi < kTilesM; ++mi) {
+      TILEPIPE_UNROLL
+      for (int ni = 0; ni < kTilesN; ++ni) {
+        TILEPIPE_UNROLL
+        for (int j = 0; j < 4; ++j) fn(row_of(lane, mi, j), col_of(lane, ni, j), self.x[mi][ni][j]);
+      }
+    }
   }
 };
 
