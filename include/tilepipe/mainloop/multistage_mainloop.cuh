@@ -137,7 +137,7 @@ class MultistageMainloop {
         }
         if (last_k_block) {
           ring.consumer_release();
-          ring.consumer_wait();  // tile t + 1 has landed; every warp is done with tile t - 1
+          ring.consumer_wait();  // tile t + 1 has landed; every warp has its last fragments of tile t
         }
         if (!last_k_block || t + 1 < k_tiles) {
           const Stage& stage = ring.read_stage();  // tile t, or tile t + 1 at the last k-block
