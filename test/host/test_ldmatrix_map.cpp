@@ -118,3 +118,55 @@ TEST(LdmatrixMap, TransposeExactlyForMNContiguous) {
                     SmemOrder::kMNContiguous, "B row-major is N-contiguous");
   SUCCEED();
 }
+
+// LdmatrixAddressing: the per-lane offset plus per-load constants reproduce the general formula
+// wherever kSplits claims so, and kSplits is false for a tile where the swizzle's XOR changes
+// between loads (so the loader must fall back to the general formula there).
+template <Operand Op, SmemOrder Order, int TileMN, int TileK, int WarpMN>
+void check_addressing(bool expect_splits) {
+  using Extent = tilepipe::OperandTileExtent<Order, TileMN, TileK>;
+  using Layout = tilepipe::SwizzledTileLayout<Extent::kRows, Extent::kCols>;
+  using A = tilepipe::LdmatrixAddressing<Op, Order, Layout, TileMN, TileK, WarpMN>;
+  SCOPED_TRACE(testing::Message() << (Op == Operand::kA ? "A" : "B") << " "
+                                  << (Order == SmemOrder::kKContiguous ? "K" : "MN") << "-contiguous, tile "
+                                  << TileMN << "x" << TileK << ", warp " << WarpMN);
+  ASSERT_EQ(A::kSplits, expect_splits);
+  int mismatches = 0;
+  for (int w = 0; w + WarpMN <= TileMN; w += WarpMN)
+    for (int lane = 0; lane < 32; ++lane)
+      for (int i = 0; i < A::kLoads; ++i)
+        for (int kb = 0; kb < A::kKBlocks; ++kb) {
+          const int general = A::chunk(lane, w, i, kb);
+          ASSERT_GE(general, 0);
+          ASSERT_LT(general, Layout::kChunks);
+          if (A::split_chunk(A::chunk(lane, w, 0, 0), i, kb) != general) ++mismatches;
+        }
+  if (expect_splits) {
+    EXPECT_EQ(mismatches, 0);
+  } else {
+    EXPECT_GT(mismatches, 0);
+  }
+}
+
+TEST(LdmatrixAddressing, SplitsForTheLibraryTiles) {
+  constexpr auto kA = Operand::kA;
+  constexpr auto kB = Operand::kB;
+  constexpr auto kK = SmemOrder::kKContiguous;
+  constexpr auto kMN = SmemOrder::kMNContiguous;
+  check_addressing<kA, kK, 256, 32, 64>(true);
+  check_addressing<kB, kK, 128, 32, 64>(true);
+  check_addressing<kA, kMN, 256, 32, 64>(true);
+  check_addressing<kB, kMN, 128, 32, 64>(true);
+  check_addressing<kA, kK, 64, 64, 32>(true);
+  check_addressing<kB, kMN, 64, 64, 32>(true);
+  check_addressing<kA, kMN, 128, 64, 32>(true);
+  check_addressing<kB, kK, 256, 32, 64>(true);
+  check_addressing<kA, kMN, 64, 32, 16>(true);
+}
+
+TEST(LdmatrixAddressing, FallsBackWhereTheXorChangesBetweenLoads) {
+  // Rows of two chunks (TileK = 16): the XOR follows row / 4, so the second 16-row load of a
+  // warp sees a different XOR than the first.
+  check_addressing<Operand::kA, SmemOrder::kKContiguous, 128, 16, 64>(false);
+  check_addressing<Operand::kB, SmemOrder::kKContiguous, 128, 16, 32>(false);
+}

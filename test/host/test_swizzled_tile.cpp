@@ -120,3 +120,26 @@ TEST(SwizzledTileLayout, IsConstexpr) {
   static_assert(L::offset(2, 0) == (8 ^ 1) * 8, "row 2 starts line 1, whose chunk 0 moves to 1");
   SUCCEED();
 }
+
+// is_translation: a move by a whole swizzle period moves every chunk by exactly that much, and a
+// move by less than a period does not (the XOR term changes for some chunk).
+template <int Rows, int Cols>
+void check_translations() {
+  using L = tilepipe::SwizzledTileLayout<Rows, Cols>;
+  SCOPED_TRACE(testing::Message() << Rows << "x" << Cols);
+  for (int delta = 8; delta < L::kChunks; delta += 8) {
+    bool exact = true;
+    for (int c = 0; c + delta < L::kChunks; ++c)
+      exact = exact && L::chunk_offset(c + delta) == L::chunk_offset(c) + delta;
+    EXPECT_EQ(L::is_translation(delta), exact) << "delta " << delta;
+  }
+}
+
+TEST(SwizzledTileLayout, TranslationsByWholePeriods) {
+  check_translations<256, 32>();
+  check_translations<128, 64>();
+  check_translations<32, 128>();
+  check_translations<32, 256>();
+  check_translations<64, 16>();
+  check_translations<16, 512>();
+}

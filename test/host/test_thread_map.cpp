@@ -45,6 +45,21 @@ void check_map() {
       EXPECT_EQ(static_cast<int>(groups.size()), active) << "iteration " << it << ", threads " << t0;
     }
 
+  // kRowStrided: each iteration moves a thread by kRowsPerIteration rows in the same column, and
+  // (with a whole swizzle period per iteration) by exactly Threads chunks in shared memory, which
+  // is what AsyncTileLoader's fast path assumes.
+  if (Map::kRowStrided) {
+    for (int t = 0; t < Threads; ++t)
+      for (int it = 0; it < Map::kIterations; ++it) {
+        ASSERT_EQ(Map::row(t, it), Map::row(t, 0) + it * Map::kRowsPerIteration);
+        ASSERT_EQ(Map::col(t, it), Map::col(t, 0));
+        if (L::is_translation(Threads)) {
+          ASSERT_EQ(L::chunk_offset(Map::linear_chunk(t, it)),
+                    L::chunk_offset(Map::linear_chunk(t, 0)) + it * Threads);
+        }
+      }
+  }
+
   // Consecutive threads read consecutive 16-byte pieces of a row (coalesced global reads).
   for (int t = 0; t + 1 < Threads; ++t)
     if (Map::valid(t + 1, 0) && Map::row(t, 0) == Map::row(t + 1, 0)) {
@@ -62,6 +77,8 @@ TEST(TileThreadMap, EvenlyDividedTiles) {
   check_map<32, 128, 128>();
   check_map<32, 256, 256>();
   check_map<16, 64, 128>();
+  static_assert(tilepipe::TileThreadMap<256, 32, 256>::kRowStrided, "64 rows per iteration");
+  static_assert(!tilepipe::TileThreadMap<16, 16, 128>::kRowStrided, "partial iteration");
 }
 
 TEST(TileThreadMap, MoreThreadsThanChunks) {

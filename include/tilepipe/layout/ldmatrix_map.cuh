@@ -49,4 +49,56 @@ struct LdmatrixMap {
   }
 };
 
+//! Where a warp's ldmatrix.x4 loads land in a swizzled `Layout` tile, split into a part that
+//! depends on the lane (computed once per thread) and a part that depends only on the load
+//! (`i`-th x4 load of k-block `kb`, known at compile time in an unrolled loop).
+//!
+//! Load `(i, kb)` of a lane reads the physical chunk `chunk(lane, warp_mn0, i, kb)`. Going from
+//! load `(0, 0)` to `(i, kb)` moves the lane's row-major chunk index by `D = displacement(i, kb)`,
+//! the same for every lane. When `kSplits` holds, the swizzle turns that move into
+//! `(lane_chunk ^ (D & 7)) + (D & ~7)`: an XOR with a constant in the bank-group bits and an
+//! immediate offset, so the loop needs one register per operand instead of one per load.
+//! `kSplits` is checked exhaustively at compile time over every lane, warp position and load;
+//! where it fails, callers fall back to `chunk()`.
+template <Operand Op, SmemOrder Order, class Layout, int TileMN, int TileK, int WarpMN>
+struct LdmatrixAddressing {
+  using Map = LdmatrixMap<Op, Order>;
+  static constexpr int kLoads = WarpMN / 16;   //!< x4 loads per k-block
+  static constexpr int kKBlocks = TileK / 16;  //!< k-blocks per tile
+
+  //! Row-major chunk index of the row `lane` addresses for load `(i, kb)`.
+  TILEPIPE_HOST_DEVICE static constexpr int linear_chunk(int lane, int warp_mn0, int i, int kb) {
+    const LdmatrixRow at = Map::row_of(lane, warp_mn0 + 16 * i, 16 * kb);
+    return at.row * Layout::kChunksPerRow + at.chunk;
+  }
+  //! Physical chunk that `lane` addresses for load `(i, kb)` (the general formula).
+  TILEPIPE_HOST_DEVICE static constexpr int chunk(int lane, int warp_mn0, int i, int kb) {
+    return Layout::chunk_offset(linear_chunk(lane, warp_mn0, i, kb));
+  }
+  //! The lane-independent move of the row-major chunk index from load (0, 0) to load (i, kb).
+  TILEPIPE_HOST_DEVICE static constexpr int displacement(int i, int kb) {
+    return linear_chunk(0, 0, i, kb) - linear_chunk(0, 0, 0, 0);
+  }
+  //! `chunk(lane, warp_mn0, i, kb)` from `lane_chunk = chunk(lane, warp_mn0, 0, 0)`; valid when
+  //! `kSplits`.
+  TILEPIPE_HOST_DEVICE static constexpr int split_chunk(int lane_chunk, int i, int kb) {
+    const int d = displacement(i, kb);
+    return (lane_chunk ^ (d & 7)) + (d & ~7);
+  }
+
+  TILEPIPE_HOST_DEVICE static constexpr bool splits() {
+    for (int w = 0; w + WarpMN <= TileMN; w += WarpMN)
+      for (int lane = 0; lane < 32; ++lane)
+        for (int i = 0; i < kLoads; ++i)
+          for (int kb = 0; kb < kKBlocks; ++kb) {
+            if (linear_chunk(lane, w, i, kb) - linear_chunk(lane, w, 0, 0) != displacement(i, kb))
+              return false;
+            if (chunk(lane, w, i, kb) != split_chunk(chunk(lane, w, 0, 0), i, kb)) return false;
+          }
+    return true;
+  }
+  //! Whether `split_chunk` is exact for every lane, warp position and load of this tile.
+  static constexpr bool kSplits = splits();
+};
+
 }  // namespace tilepipe

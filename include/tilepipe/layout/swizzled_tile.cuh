@@ -57,6 +57,14 @@ struct SwizzledTileLayout {
     return chunk_offset(row, col / kElementsPerChunk) * kElementsPerChunk + col % kElementsPerChunk;
   }
 
+  //! Whether moving by `delta` row-major chunks moves every chunk by exactly `delta` physical
+  //! chunks (`chunk_offset(L + delta) == chunk_offset(L) + delta` for every L). True for whole
+  //! multiples of the swizzle's period, `8 << kShift` chunks: such a move leaves the low
+  //! `kShift + 3` bits of L, and with them the XOR, unchanged.
+  TILEPIPE_HOST_DEVICE static constexpr bool is_translation(int delta) {
+    return delta % (8 << kShift) == 0;
+  }
+
   //! Bank group (0..7) of a physical chunk: which 16 bytes of a 128-byte line it occupies.
   TILEPIPE_HOST_DEVICE static constexpr int bank_group(int physical_chunk) {
     return physical_chunk & 7;

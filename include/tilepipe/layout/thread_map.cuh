@@ -44,6 +44,13 @@ struct TileThreadMap {
   TILEPIPE_HOST_DEVICE static constexpr int col(int thread, int it) {
     return linear_chunk(thread, it) % kChunksPerRow * 8;
   }
+
+  //! True when every iteration moves a thread by the same whole number of rows, in the same
+  //! column: then a thread's chunk of iteration `it` is its chunk of iteration 0 plus
+  //! `it * kRowsPerIteration` rows, and a loader can keep one source pointer per thread.
+  static constexpr bool kRowStrided = kEvenlyDivided && Threads % kChunksPerRow == 0;
+  //! Rows between a thread's consecutive chunks (meaningful when `kRowStrided`).
+  static constexpr int kRowsPerIteration = Threads / kChunksPerRow;
 };
 
 }  // namespace tilepipe

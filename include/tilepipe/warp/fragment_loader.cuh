@@ -54,19 +54,35 @@ class FragmentLoader {
   static constexpr int kKBlocks = TileK / MmaShape::kK;
   static constexpr int kLoads = WarpMN / 16;  //!< ldmatrix.x4 per k-block
 
+ private:
+  using Addressing = LdmatrixAddressing<Op, Order, typename Tile::Layout, TileMN, TileK, WarpMN>;
+  static constexpr int kChunkBytes = 16;
+
+ public:
   //! `lane` is the lane index (0..31); `warp_mn0` the warp tile's first row of A (or column of
   //! B) within the block tile.
-  TILEPIPE_DEVICE FragmentLoader(int lane, int warp_mn0) : lane_(lane), warp_mn0_(warp_mn0) {}
+  TILEPIPE_DEVICE FragmentLoader(int lane, int warp_mn0)
+      : lane_(lane),
+        warp_mn0_(warp_mn0),
+        lane_bytes_(Addressing::chunk(lane, warp_mn0, 0, 0) * kChunkBytes) {}
 
-  //! Loads k-block `k_block` of `tile` into `frag`.
+  //! Loads k-block `k_block` of `tile` into `frag`. With `k_block` a compile-time constant (an
+  //! unrolled loop), each ldmatrix's address is the tile's address plus this lane's offset,
+  //! XORed and offset by constants (see `LdmatrixAddressing`).
   TILEPIPE_DEVICE void load(Fragment& frag, const Tile& tile, int k_block) const {
+    const std::uint32_t tile_address = arch::smem_address(tile.data);
     TILEPIPE_UNROLL
     for (int i = 0; i < kLoads; ++i) {
-      const LdmatrixRow at = Map::row_of(lane_, warp_mn0_ + 16 * i, MmaShape::kK * k_block);
-      const Element* row_ptr =
-          tile.data + Tile::Layout::chunk_offset(at.row, at.chunk) * Tile::Layout::kElementsPerChunk;
+      std::uint32_t offset;
+      if constexpr (Addressing::kSplits) {
+        const int d = Addressing::displacement(i, k_block);
+        offset = (lane_bytes_ ^ static_cast<std::uint32_t>((d & 7) * kChunkBytes)) +
+                 static_cast<std::uint32_t>((d & ~7) * kChunkBytes);
+      } else {
+        offset = Addressing::chunk(lane_, warp_mn0_, i, k_block) * kChunkBytes;
+      }
       std::uint32_t r[4];
-      arch::ldmatrix_x4<Map::kTrans>(r, arch::smem_address(row_ptr));
+      arch::ldmatrix_x4<Map::kTrans>(r, tile_address + offset);
       if constexpr (Op == Operand::kA) {
         // Matrix q is register q of the m16 tile: (m 0-7, k 0-7), (m 8-15, k 0-7), (m 0-7, k 8-15), ...
         TILEPIPE_UNROLL
@@ -84,6 +100,7 @@ class FragmentLoader {
  private:
   int lane_;
   int warp_mn0_;
+  std::uint32_t lane_bytes_;  // this lane's chunk of load (0, 0), in bytes from the tile's start
 };
 
 }  // namespace tilepipe
