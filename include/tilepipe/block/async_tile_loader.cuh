@@ -47,6 +47,8 @@ class AsyncTileLoader {
   using Layout = typename Tile::Layout;
   using ThreadMap = TileThreadMap<Rows, Cols, Threads>;
   static constexpr int kElementsPerChunk = 8;
+  //! 16-byte copies per thread per tile.
+  static constexpr int kIterations = ThreadMap::kIterations;
 
   //! `thread` is this thread's index among the `Threads` participants.
   TILEPIPE_DEVICE AsyncTileLoader(MatrixView<const Element> src, int thread)
@@ -57,19 +59,10 @@ class AsyncTileLoader {
   template <class Pipeline>
   TILEPIPE_DEVICE void load(Tile& dst, int row0, int col0, Pipeline& pipe) const {
     // A tile wholly inside the matrix (the common case) needs no per-chunk predicate.
-    const bool tile_inside = row0 + Rows <= src_.rows && col0 + Cols <= src_.cols;
+    const bool tile_inside = contains(row0, col0);
     if constexpr (kStrided) {
       if (tile_inside) {
-        // One source pointer, advanced by a fixed number of rows per chunk, and one destination
-        // offset plus a constant per chunk: a handful of instructions per 16-byte copy.
-        const Element* src = src_.ptr(row0 + ThreadMap::row(thread_, 0), col0 + ThreadMap::col(thread_, 0));
-        const std::int64_t src_step = ThreadMap::kRowsPerIteration * src_.ld;
-        Element* chunk0 = dst.data + Layout::chunk_offset(ThreadMap::linear_chunk(thread_, 0)) * kElementsPerChunk;
-        TILEPIPE_UNROLL
-        for (int it = 0; it < ThreadMap::kIterations; ++it) {
-          cuda::memcpy_async(chunk0 + it * Threads * kElementsPerChunk, src + it * src_step,
-                             cuda::aligned_size_t<16>(16), pipe);
-        }
+        load_interior<0, ThreadMap::kIterations>(dst, row0, col0, pipe);
         return;
       }
     }
@@ -84,6 +77,43 @@ class AsyncTileLoader {
         cuda::memcpy_async(chunk_dst, src_.ptr(row, col), cuda::aligned_size_t<16>(16), pipe);
       } else {
         copy_edge_chunk(chunk_dst, row, col);
+      }
+    }
+  }
+
+  //! Whether the tile whose first element is `(row0, col0)` lies wholly inside the matrix.
+  TILEPIPE_DEVICE bool contains(int row0, int col0) const {
+    return row0 + Rows <= src_.rows && col0 + Cols <= src_.cols;
+  }
+
+  //! Issues this thread's copies number `First .. First + Count - 1` (of `kIterations`) of a tile
+  //! that lies wholly inside the matrix (`contains(row0, col0)`; not checked). A mainloop can
+  //! spread one tile's copies over several k-blocks this way: with no predicate and no branch,
+  //! the compiler is free to interleave them with the tensor-core instructions.
+  template <int First, int Count, class Pipeline>
+  TILEPIPE_DEVICE void load_interior(Tile& dst, int row0, int col0, Pipeline& pipe) const {
+    static_assert(First >= 0 && Count >= 0 && First + Count <= ThreadMap::kIterations,
+                  "AsyncTileLoader::load_interior: copies out of range");
+    if constexpr (kStrided) {
+      // One source pointer, advanced by a fixed number of rows per chunk, and one destination
+      // offset plus a constant per chunk: a handful of instructions per 16-byte copy.
+      const Element* src = src_.ptr(row0 + ThreadMap::row(thread_, 0), col0 + ThreadMap::col(thread_, 0));
+      const std::int64_t src_step = ThreadMap::kRowsPerIteration * src_.ld;
+      Element* chunk0 = dst.data + Layout::chunk_offset(ThreadMap::linear_chunk(thread_, 0)) * kElementsPerChunk;
+      TILEPIPE_UNROLL
+      for (int it = First; it < First + Count; ++it) {
+        cuda::memcpy_async(chunk0 + it * Threads * kElementsPerChunk, src + it * src_step,
+                           cuda::aligned_size_t<16>(16), pipe);
+      }
+    } else {
+      TILEPIPE_UNROLL
+      for (int it = First; it < First + Count; ++it) {
+        if (!ThreadMap::valid(thread_, it)) break;
+        Element* chunk_dst =
+            dst.data + Layout::chunk_offset(ThreadMap::linear_chunk(thread_, it)) * kElementsPerChunk;
+        cuda::memcpy_async(chunk_dst,
+                           src_.ptr(row0 + ThreadMap::row(thread_, it), col0 + ThreadMap::col(thread_, it)),
+                           cuda::aligned_size_t<16>(16), pipe);
       }
     }
   }

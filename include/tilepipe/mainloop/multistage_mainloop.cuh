@@ -3,6 +3,8 @@
 //! MultistageMainloop: the collectives composed into the multistage GEMM mainloop. One
 //! schedule, written once, for any stage count.
 
+#include <type_traits>
+
 #include "../block/async_tile_loader.cuh"
 #include "../block/smem_ring_buffer.cuh"
 #include "../layout/tile_shape.cuh"
@@ -91,6 +93,16 @@ class MultistageMainloop {
                   ring.pipeline());
     };
 
+    // Share `kb` of k-tile `k_tile`'s copies (whole tiles inside the matrix only).
+    auto issue_share = [&](Ring& ring, int k_tile, int kb) {
+      constexpr int kKBlocks = FragmentLoaderA::kKBlocks;
+      const int k0 = k_tile * Tile::kK;
+      issue_share_of<LoaderA, kKBlocks>(load_a, ring.write_stage().a, a_k_contig ? block_m0 : k0,
+                                        a_k_contig ? k0 : block_m0, kb, ring.pipeline());
+      issue_share_of<LoaderB, kKBlocks>(load_b, ring.write_stage().b, b_k_contig ? block_n0 : k0,
+                                        b_k_contig ? k0 : block_n0, kb, ring.pipeline());
+    };
+
     Ring ring(storage_);
     const int lane = thread_ % 32;
     const FragmentLoaderA frag_a(lane, warp_m0());
@@ -121,16 +133,25 @@ class MultistageMainloop {
     // committed (one per prologue step and one per iteration, empty past the last tile), so
     // waiting until at most S - 2 are in flight means tile t + 1 has landed for this thread; the
     // barrier in consumer_wait makes it so for every thread.
-    // Slot reuse: at kb = 0 of iteration t, tile t + S - 1 is loaded into the slot of tile t - 1.
-    // Every warp read tile t - 1 for the last time before the barrier of iteration t - 1's last
-    // k-block, so that barrier orders all those reads before these writes. ----
-    for (int t = 0; t < k_tiles; ++t) {
+    // Slot reuse: in iteration t, tile t + S - 1 is loaded into the slot of tile t - 1. Every
+    // warp read tile t - 1 for the last time before the barrier of iteration t - 1's last
+    // k-block, so that barrier orders all those reads before these writes.
+    // Two versions of one iteration: the steady one, while the tile to refill is a whole tile
+    // inside the matrix, issues its copies unpredicated and spread over the k-blocks (straight-
+    // line code the compiler interleaves with the mma); the general one handles the rest. ----
+    auto k_tile_iteration = [&](int t, auto steady) {
+      constexpr bool kSteady = decltype(steady)::value;
       TILEPIPE_UNROLL
       for (int kb = 0; kb < FragmentLoaderA::kKBlocks; ++kb) {
         const bool last_k_block = kb + 1 == FragmentLoaderA::kKBlocks;
-        if (kb == 0) {
-          // Refill the slot of tile t - 1, and commit before this iteration's wait (below or, with
-          // one k-block per tile, right here) so that the group count holds.
+        if constexpr (kSteady) {
+          // This k-block's share of tile t + S - 1's copies; commit before the wait below.
+          if (kb == 0) ring.producer_acquire();
+          issue_share(ring, t + kStages - 1, kb);
+          if (last_k_block) ring.producer_commit();
+        } else if (kb == 0) {
+          // Refill the slot of tile t - 1, and commit before this iteration's wait (below or,
+          // with one k-block per tile, right here) so that the group count holds.
           ring.producer_acquire();
           if (t + kStages - 1 < k_tiles) issue_tile(ring, t + kStages - 1);
           ring.producer_commit();
@@ -139,7 +160,7 @@ class MultistageMainloop {
           ring.consumer_release();
           ring.consumer_wait();  // tile t + 1 has landed; every warp has its last fragments of tile t
         }
-        if (!last_k_block || t + 1 < k_tiles) {
+        if (kSteady || !last_k_block || t + 1 < k_tiles) {  // steady: tile t + 1 always exists
           const Stage& stage = ring.read_stage();  // tile t, or tile t + 1 at the last k-block
           const int next_kb = last_k_block ? 0 : kb + 1;
           frag_a.load(fa[(kb + 1) % 2], stage.a, next_kb);
@@ -152,12 +173,36 @@ class MultistageMainloop {
         fa[0] = fa[1];
         fb[0] = fb[1];
       }
-    }
+    };
+    // Steady iterations: the block's rows of A and columns of B lie inside the matrix and tile
+    // t + S - 1 is a whole k-tile.
+    const int k_whole_tiles = k / Tile::kK;
+    const bool block_inside = block_m0 + Tile::kM <= m && block_n0 + Tile::kN <= n;
+    const int steady_end = block_inside ? k_whole_tiles - (kStages - 1) : 0;
+    int t = 0;
+    for (; t < steady_end; ++t) k_tile_iteration(t, std::true_type{});
+    for (; t < k_tiles; ++t) k_tile_iteration(t, std::false_type{});
     // Nothing is in flight but empty groups; make the ring's memory reusable for the epilogue.
     ring.drain();
   }
 
  private:
+  // Copies number [kb * n / Parts, (kb + 1) * n / Parts) of a loader's n per tile; `kb` is a
+  // compile-time constant after unrolling, so the switch folds away.
+  template <class Loader, int Parts, int Part = 0, class Pipeline>
+  TILEPIPE_DEVICE static void issue_share_of(const Loader& loader, typename Loader::Tile& dst,
+                                             int row0, int col0, int kb, Pipeline& pipe) {
+    if constexpr (Part < Parts) {
+      if (kb == Part) {
+        constexpr int kFirst = Part * Loader::kIterations / Parts;
+        constexpr int kEnd = (Part + 1) * Loader::kIterations / Parts;
+        loader.template load_interior<kFirst, kEnd - kFirst>(dst, row0, col0, pipe);
+      } else {
+        issue_share_of<Loader, Parts, Part + 1>(loader, dst, row0, col0, kb, pipe);
+      }
+    }
+  }
+
   SharedStorage& storage_;
   int thread_;
 };
