@@ -66,7 +66,8 @@ inline constexpr TileConfig kCandidateConfigs[] = {
 };
 
 //! Device pointers and sizes of one GEMM: D (m x n, row-major, ldd) = A (m x k) * B (k x n),
-//! with A and B in the layouts of the kernel's `LayoutPair`.
+//! with A and B in the layouts of the kernel's `LayoutPair`; the workspace is for GemmAuto's
+//! split-K (the fixed configurations ignore it).
 struct Operands {
   int m = 0, n = 0, k = 0;
   const void* a = nullptr;
@@ -75,6 +76,8 @@ struct Operands {
   std::int64_t ldb = 0;
   void* d = nullptr;
   std::int64_t ldd = 0;
+  void* workspace = nullptr;
+  std::size_t workspace_bytes = 0;
 };
 
 //! What the compiler and the occupancy calculator say about one kernel on the current device.
@@ -100,6 +103,28 @@ struct TilepipeKernel {
 void add_f16_tn_sweep_a(std::vector<TilepipeKernel>& out);     //!< f16 TN, 4-8 warp tiles, K 32
 void add_f16_tn_sweep_b(std::vector<TilepipeKernel>& out);     //!< f16 TN, the other tiles
 void add_candidate_kernels(std::vector<TilepipeKernel>& out);  //!< bf16 TN, f16 NN, bf16 NN
+
+//! What tilepipe::GemmAuto (gemm_heuristic.cuh) chooses for one problem.
+struct AutoChoice {
+  TileConfig config{};             //!< the tile configuration
+  int split_k = 1;                 //!< K slices (1: no split-K)
+  std::size_t workspace_bytes = 0; //!< split-K workspace it needs
+  //! "64x64x64/w32x32/s3,splitK=8" (as GemmAutoConfig::name).
+  std::string name() const {
+    return config.name() + (split_k > 1 ? ",splitK=" + std::to_string(split_k) : std::string());
+  }
+};
+
+//! One compiled tilepipe::GemmAuto instantiation (configs_auto.cu): the heuristic's choice and
+//! its run, alpha = 1, beta = 0, with `Operands::workspace`.
+struct AutoKernel {
+  DType dtype;
+  LayoutPair layout;
+  AutoChoice (*select)(const Operands&, int sm_count);  //!< no GPU needed
+  tilepipe::Status (*run)(const Operands&, cudaStream_t);
+};
+
+void add_auto_kernels(std::vector<AutoKernel>& out);  //!< f16 and bf16, TN and NN
 
 //! Result of the register-only mma.sync microbenchmark (mma_peak.cu).
 struct PeakResult {

@@ -9,9 +9,11 @@
 //    8192} x (N, K) in {(4096, 4096), (14336, 4096), (4096, 14336)}), for f16 and bf16, TN and NN,
 //    times cuBLAS (cublasGemmEx, f32 compute, D in the input type) and a set of GemmMultistage
 //    configurations: the whole tile x stage sweep for f16 TN at 2048, 4096 and 8192; elsewhere the
-//    default (128x128x32, 4 stages), the candidates of kCandidateConfigs, the best configuration of
+//    default (256x128x32, 4 stages), the candidates of kCandidateConfigs, the best configuration of
 //    the f16 TN sweep at 4096, and for f16 TN squares the default tile at every stage count. At
 //    16384^3 only the default, the best of the sweep and (f16 TN) the default tile's stage counts.
+//    On every problem also "auto": tilepipe::GemmAuto, whose heuristic picks the tile and the
+//    split-K factor (with a workspace); its choice is in the summary and the JSON.
 // 3. Prints a table per sweep size and one summary table (LAST on stdout), and writes a JSON file
 //    (--json) that scripts/plot_bench.py turns into a plot. Progress goes to stderr.
 //
@@ -169,7 +171,10 @@ struct Options {
 struct Record {
   Problem problem;
   bool cublas = false;
+  bool is_auto = false;  // GemmAuto: `config` and `split_k` are what its heuristic chose
   TileConfig config{};  // tilepipe only
+  int split_k = 1;
+  std::size_t workspace_bytes = 0;
   std::size_t smem_bytes = 0;
   int threads = 0;
   KernelResources resources;
@@ -182,8 +187,20 @@ struct Record {
   bool verified = false;
   std::string error;  // a launch that failed (can_implement, cuBLAS status)
 
-  std::string config_name() const { return cublas ? std::string("cublas") : config.name(); }
-  bool is_default() const { return !cublas && config == kDefaultConfig; }
+  std::string config_name() const {
+    if (cublas) return "cublas";
+    if (is_auto) return "auto(" + auto_choice().name() + ")";
+    return config.name();
+  }
+  AutoChoice auto_choice() const {
+    AutoChoice c;
+    c.config = config;
+    c.split_k = split_k;
+    c.workspace_bytes = workspace_bytes;
+    return c;
+  }
+  bool is_fixed_config() const { return !cublas && !is_auto; }  // one of the compiled configurations
+  bool is_default() const { return is_fixed_config() && config == kDefaultConfig; }
 };
 
 struct Timing {
@@ -358,6 +375,18 @@ std::vector<TilepipeKernel> all_kernels() {
   return kernels;
 }
 
+std::vector<AutoKernel> all_auto_kernels() {
+  std::vector<AutoKernel> kernels;
+  add_auto_kernels(kernels);
+  return kernels;
+}
+
+const AutoKernel* find_auto_kernel(const std::vector<AutoKernel>& kernels, DType d, LayoutPair l) {
+  for (const auto& k : kernels)
+    if (k.dtype == d && k.layout == l) return &k;
+  return nullptr;
+}
+
 const TilepipeKernel* find_kernel(const std::vector<TilepipeKernel>& kernels, DType d,
                                   LayoutPair l, const TileConfig& c) {
   for (const auto& k : kernels)
@@ -365,17 +394,24 @@ const TilepipeKernel* find_kernel(const std::vector<TilepipeKernel>& kernels, DT
   return nullptr;
 }
 
-// Every candidate must be compiled for every data type and layout; returns how many are not.
-int missing_candidates(const std::vector<TilepipeKernel>& kernels) {
+// Every candidate, and GemmAuto, must be compiled for every data type and layout; returns how
+// many are not.
+int missing_candidates(const std::vector<TilepipeKernel>& kernels,
+                       const std::vector<AutoKernel>& autos) {
   int missing = 0;
   for (DType d : {DType::kF16, DType::kBF16})
-    for (LayoutPair l : {LayoutPair::kTN, LayoutPair::kNN})
+    for (LayoutPair l : {LayoutPair::kTN, LayoutPair::kNN}) {
       for (const auto& c : kCandidateConfigs)
         if (!find_kernel(kernels, d, l, c)) {
           std::fprintf(stderr, "[bench] candidate %s is not compiled for %s %s\n",
                        c.name().c_str(), name_of(d), name_of(l));
           ++missing;
         }
+      if (!find_auto_kernel(autos, d, l)) {
+        std::fprintf(stderr, "[bench] GemmAuto is not compiled for %s %s\n", name_of(d), name_of(l));
+        ++missing;
+      }
+    }
   return missing;
 }
 
@@ -387,7 +423,18 @@ int list_kernels() {
     std::printf("%-5s %-3s %-22s %7d %11zu\n", name_of(k.dtype), name_of(k.layout),
                 k.config.name().c_str(), k.threads, k.smem_bytes);
   std::printf("%zu GemmMultistage instantiations\n", kernels.size());
-  return missing_candidates(kernels) ? 1 : 0;
+  const std::vector<AutoKernel> autos = all_auto_kernels();
+  for (const auto& a : autos) {
+    // What the heuristic would choose on an H200 (132 SMs) for two shapes, as a smoke test.
+    Operands skinny, square;
+    skinny.m = 16; skinny.n = 4096; skinny.k = 4096;
+    square.m = square.n = square.k = 4096;
+    std::printf("%-5s %-3s auto: 16x4096x4096 -> %s, 4096^3 -> %s (on 132 SMs)\n", name_of(a.dtype),
+                name_of(a.layout), a.select(skinny, 132).name().c_str(),
+                a.select(square, 132).name().c_str());
+  }
+  std::printf("%zu GemmAuto instantiations\n", autos.size());
+  return missing_candidates(kernels, autos) ? 1 : 0;
 }
 
 // ---- The benchmark ---------------------------------------------------------------------------
@@ -401,7 +448,8 @@ class Bench {
     CHECK_CUBLAS(cublasSetStream(cublas_, stream_));
     CHECK_CUDA(cudaMalloc(&sums_, 2 * sizeof(double) + sizeof(unsigned long long)));
     kernels_ = all_kernels();
-    if (int missing = missing_candidates(kernels_))
+    autos_ = all_auto_kernels();
+    if (int missing = missing_candidates(kernels_, autos_))
       std::fprintf(stderr, "[bench] warning: %d candidate configurations are not compiled\n", missing);
   }
   ~Bench() {
@@ -559,6 +607,48 @@ class Bench {
       };
       measure(r, launch, buf);
     }
+    // GemmAuto: the heuristic's choice, with a workspace of the size it asks for.
+    if (const AutoKernel* ak = find_auto_kernel(autos_, p.dtype, p.layout)) {
+      Operands shape;
+      shape.m = p.m;
+      shape.n = p.n;
+      shape.k = p.k;
+      const AutoChoice choice = ak->select(shape, prop_.multiProcessorCount);
+      Record r;
+      r.problem = p;
+      r.is_auto = true;
+      r.config = choice.config;
+      r.split_k = choice.split_k;
+      r.workspace_bytes = choice.workspace_bytes;
+      // Shared memory, threads and registers of the chosen tile's ordinary kernel, when the
+      // benchmark compiles that configuration too (with split-K another kernel runs first).
+      if (const TilepipeKernel* k = find(p.dtype, p.layout, choice.config)) {
+        r.smem_bytes = k->smem_bytes;
+        r.threads = k->threads;
+        r.resources = resources_of(k);
+      }
+      void* workspace = nullptr;
+      if (choice.workspace_bytes > 0) CHECK_CUDA(cudaMalloc(&workspace, choice.workspace_bytes));
+      Launch launch = [&](int s) -> std::string {
+        Operands op;
+        op.m = p.m;
+        op.n = p.n;
+        op.k = p.k;
+        op.a = buf.a_of(s);
+        op.lda = lda_of(p);
+        op.b = buf.b_of(s);
+        op.ldb = ldb_of(p);
+        op.d = buf.d_of(s);
+        op.ldd = ldd_of(p);
+        op.workspace = workspace;
+        op.workspace_bytes = choice.workspace_bytes;
+        const tilepipe::Status st = ak->run(op, stream_);
+        return st ? "" : st.message();
+      };
+      measure(r, launch, buf);
+      CHECK_CUDA(cudaStreamSynchronize(stream_));
+      cudaFree(workspace);
+    }
     buf.release();
     if (is_sweep(p)) update_best_sweep(p);
   }
@@ -636,13 +726,19 @@ class Bench {
   }
   const Record* tilepipe_of(const Problem& p, const TileConfig& c) const {
     for (const auto& r : records_)
-      if (!r.cublas && r.config == c && same_problem(r.problem, p)) return &r;
+      if (r.is_fixed_config() && r.config == c && same_problem(r.problem, p)) return &r;
     return nullptr;
   }
+  const Record* auto_of(const Problem& p) const {
+    for (const auto& r : records_)
+      if (r.is_auto && same_problem(r.problem, p)) return &r;
+    return nullptr;
+  }
+  // The fastest verified fixed configuration (GemmAuto's result is reported on its own).
   const Record* best_tilepipe(const Problem& p) const {
     const Record* best = nullptr;
     for (const auto& r : records_)
-      if (!r.cublas && r.verified && same_problem(r.problem, p) && (!best || r.tflops > best->tflops))
+      if (r.is_fixed_config() && r.verified && same_problem(r.problem, p) && (!best || r.tflops > best->tflops))
         best = &r;
     return best;
   }
@@ -720,16 +816,18 @@ class Bench {
     }
 
     // Summary: one row per problem.
-    std::printf("\nAll problems, TFLOP/s. default = %s; best = fastest verified tilepipe configuration timed on that problem.\n",
+    std::printf("\nAll problems, TFLOP/s. default = %s; best = fastest verified fixed tilepipe configuration timed on that problem;\n"
+                "auto = tilepipe::GemmAuto (heuristic tile and split-K), with the configuration it chose.\n",
                 kDefaultConfig.name().c_str());
-    std::printf("%-5s %-3s %-18s %8s | %8s %6s %6s | %-22s %8s %6s %6s | %s\n", "dtype", "lay",
-                "M x N x K", "cuBLAS", "default", "/cublas", "/peak", "best", "TFLOP/s", "/cublas",
-                "/peak", "check");
+    std::printf("%-5s %-3s %-18s %8s | %8s %6s %6s | %-22s %8s %6s %6s | %-28s %8s %6s %6s | %s\n",
+                "dtype", "lay", "M x N x K", "cuBLAS", "default", "/cublas", "/peak", "best", "TFLOP/s",
+                "/cublas", "/peak", "auto", "TFLOP/s", "/cublas", "/best", "check");
     for (const auto& p : problems) {
       const Record* c = cublas_of(p);
       if (!c) continue;
       const Record* d = tilepipe_of(p, kDefaultConfig);
       const Record* b = best_tilepipe(p);
+      const Record* a = auto_of(p);
       int timed = 0, failed = c->verified ? 0 : 1;
       for (const auto& r : records_)
         if (!r.cublas && same_problem(r.problem, p)) {
@@ -737,15 +835,37 @@ class Bench {
           failed += r.verified ? 0 : 1;
         }
       const std::string check = failed ? "FAILED " + std::to_string(failed) : "ok";
-      std::printf("%-5s %-3s %-18s %8s | %8s %6s %6s | %-22s %8s %6s %6s | %s (%d configs)\n",
+      const double auto_best = a && b && b->tflops > 0 ? a->tflops / b->tflops : NAN;
+      std::printf("%-5s %-3s %-18s %8s | %8s %6s %6s | %-22s %8s %6s %6s | %-28s %8s %6s %6s | %s (%d configs)\n",
                   name_of(p.dtype), name_of(p.layout), p.shape().c_str(), fmt("%.1f", c->tflops).c_str(),
                   d ? (fmt("%.1f", d->tflops) + (d->verified ? "" : "!")).c_str() : "-",
                   d ? fmt("%.2f", ratio_cublas(*d)).c_str() : "-",
                   d ? fmt("%.2f", ratio_peak(*d)).c_str() : "-",
                   b ? b->config.name().c_str() : "-", b ? fmt("%.1f", b->tflops).c_str() : "-",
                   b ? fmt("%.2f", ratio_cublas(*b)).c_str() : "-",
-                  b ? fmt("%.2f", ratio_peak(*b)).c_str() : "-", check.c_str(), timed);
+                  b ? fmt("%.2f", ratio_peak(*b)).c_str() : "-",
+                  a ? a->auto_choice().name().c_str() : "-",
+                  a ? (fmt("%.1f", a->tflops) + (a->verified ? "" : "!")).c_str() : "-",
+                  a ? fmt("%.2f", ratio_cublas(*a)).c_str() : "-", fmt("%.2f", auto_best).c_str(),
+                  check.c_str(), timed);
     }
+    // The issue's target: GemmAuto at >= 0.5 x cuBLAS on every problem.
+    int below = 0, with_auto = 0;
+    double worst = INFINITY;
+    const Record* worst_record = nullptr;
+    for (const auto& p : problems)
+      if (const Record* a = auto_of(p)) {
+        ++with_auto;
+        const double ratio = a->verified ? ratio_cublas(*a) : 0.0;
+        if (!(ratio >= 0.5)) ++below;
+        if (ratio < worst) {
+          worst = ratio;
+          worst_record = a;
+        }
+      }
+    if (worst_record)
+      std::printf("\nauto: %d of %d problems below 0.5 x cuBLAS; lowest %.2f x cuBLAS at %s (%s)\n", below,
+                  with_auto, worst, worst_record->problem.key().c_str(), worst_record->config_name().c_str());
     std::fflush(stdout);
   }
 
@@ -815,14 +935,19 @@ class Bench {
                    "    {\"group\": \"%s\", \"m\": %d, \"n\": %d, \"k\": %d, \"dtype\": \"%s\", "
                    "\"layout\": \"%s\", \"kernel\": \"%s\", \"config\": %s, ",
                    p.group.c_str(), p.m, p.n, p.k, name_of(p.dtype), name_of(p.layout),
-                   r.cublas ? "cublas" : "tilepipe", json_string(r.config_name()).c_str());
+                   r.cublas ? "cublas" : r.is_auto ? "tilepipe-auto" : "tilepipe",
+                   json_string(r.config_name()).c_str());
       if (!r.cublas)
         std::fprintf(f,
                      "\"tile\": [%d, %d, %d], \"warp\": [%d, %d], \"stages\": %d, \"default\": %s, "
+                     "\"split_k\": %d, \"workspace_bytes\": %zu, "
                      "\"threads\": %d, \"smem_bytes\": %zu, \"registers\": %d, \"blocks_per_sm\": %d, ",
                      r.config.tile_m, r.config.tile_n, r.config.tile_k, r.config.warp_m,
-                     r.config.warp_n, r.config.stages, r.is_default() ? "true" : "false", r.threads,
-                     r.smem_bytes, r.resources.registers, r.resources.blocks_per_sm);
+                     r.config.warp_n, r.config.stages, r.is_default() ? "true" : "false", r.split_k,
+                     r.workspace_bytes, r.threads, r.smem_bytes, r.resources.registers,
+                     r.resources.blocks_per_sm);
+      if (r.is_auto)
+        std::fprintf(f, "\"auto_config\": %s, ", json_string(r.auto_choice().name()).c_str());
       std::fprintf(f,
                    "\"ms\": %s, \"ms_min\": %s, \"ms_q1\": %s, \"ms_q3\": %s, \"ms_max\": %s, "
                    "\"runs\": %d, \"sets\": %d, "
@@ -854,6 +979,7 @@ class Bench {
   cublasHandle_t cublas_ = nullptr;
   double* sums_ = nullptr;  // err2, ref2, then the non-finite count
   std::vector<TilepipeKernel> kernels_;
+  std::vector<AutoKernel> autos_;
   std::map<const TilepipeKernel*, KernelResources> resources_;
   PeakResult peak_[2];
   std::vector<Problem> run_order_;

@@ -4,9 +4,9 @@
     scripts/plot_bench.py BENCH.json OUT.png [--dtype f16] [--layout tn]
 
 One line per stage count of GemmMultistage's default tile (the JSON's default_config), the best
-tilepipe configuration timed at each size, cuBLAS, and the mma.sync peak of the register-only
-microbenchmark as a horizontal reference. Results that failed verification are left out of the
-lines and drawn as red crosses. Needs matplotlib.
+tilepipe configuration timed at each size, GemmAuto (the heuristic), cuBLAS, and the mma.sync
+peak of the register-only microbenchmark as a horizontal reference. Results that failed
+verification are left out of the lines and drawn as red crosses. Needs matplotlib.
 """
 
 import argparse
@@ -78,6 +78,11 @@ def main():
         ax.annotate(name.replace("/", " "), (m, t), textcoords="offset points", xytext=(0, 7),
                     ha="center", fontsize=6, color="tab:orange")
 
+    # GemmAuto: the configuration heuristic (tile and split-K chosen per problem).
+    auto = [(r["m"], r["tflops"]) for r in records if r["kernel"] == "tilepipe-auto" and r["verified"]]
+    line(auto, marker="D", markersize=4, linestyle="-.", color="tab:green",
+         label="tilepipe GemmAuto (heuristic tile and split-K)")
+
     cublas = [(r["m"], r["tflops"]) for r in records if r["kernel"] == "cublas" and r["verified"]]
     line(cublas, marker="^", linewidth=2.2, color="black", label="cuBLAS (cublasGemmEx, f32 compute)")
 
@@ -96,7 +101,7 @@ def main():
     ax.set_xticklabels([str(s) for s in sizes])
     ax.set_xlabel("M = N = K")
     ax.set_ylabel("TFLOP/s")
-    top = max([peak or 0] + [t for _, t in cublas] + [t for _, t, _ in best])
+    top = max([peak or 0] + [t for _, t in cublas] + [t for _, t, _ in best] + [t for _, t in auto])
     ax.set_ylim(0, math.ceil(top * 1.12 / 50) * 50)
     ax.grid(True, which="major", alpha=0.3)
     device = bench.get("device", {}).get("name", "?")

@@ -1,6 +1,7 @@
 #pragma once
 //! \file
-//! Umbrella header: every public tilepipe collective.
+//! Umbrella header: every public tilepipe collective, and the complete GEMMs built from them
+//! (GemmMultistage, and GemmAuto, which chooses a configuration and split-K per problem).
 
 #include "version.cuh"
 
@@ -22,3 +23,8 @@
 #include "warp/fragment_loader.cuh"
 #include "warp/fragments.cuh"
 #include "warp/warp_mma.cuh"
+
+#include "gemm/gemm_heuristic.cuh"
+#include "gemm/gemm_multistage.cuh"
+#include "gemm/split_k_reduce.cuh"
+#include "gemm/status.cuh"

@@ -1,12 +1,15 @@
 #pragma once
 // A type-erased table of GemmMultistage instantiations, so that a test can pick the layouts,
-// input and output types and the stage count of each problem at run time.
+// input and output types and the stage count of each problem at run time. For each type pair and
+// layout pair, one stage count is compiled with split-K (GemmMultistageSplitK): 16 of the 80
+// entries, whose partial-product kernels are shared by the two output types of an input type.
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <tilepipe/gemm/gemm_multistage.cuh>
@@ -27,23 +30,28 @@ struct ErasedArgs {
   tilepipe::Layout layout_cd = tilepipe::Layout::kRowMajor;
   int batch_count = 1;
   std::int64_t batch_stride_a = 0, batch_stride_b = 0, batch_stride_c = 0, batch_stride_d = 0;
+  int split_k = 1;
+  void* workspace = nullptr;
+  std::size_t workspace_bytes = 0;
 };
 
 struct GemmConfig {
   DType ab, d;
   tilepipe::Layout la, lb;
   int stages;
+  bool split_k;  // compiled with split-K (GemmMultistageSplitK)
   tilepipe::Status (*run)(const ErasedArgs&, cudaStream_t);
+  std::size_t (*workspace_size)(const ErasedArgs&);  // GemmMultistage::workspace_size
   std::string name() const {
     return std::string(name_of(ab)) + "->" + name_of(d) + " A " +
            (la == tilepipe::Layout::kRowMajor ? "row" : "col") + " B " +
-           (lb == tilepipe::Layout::kRowMajor ? "row" : "col") + " stages " + std::to_string(stages);
+           (lb == tilepipe::Layout::kRowMajor ? "row" : "col") + " stages " + std::to_string(stages) +
+           (split_k ? " (split-K)" : "");
   }
 };
 
-template <class AB, class D, tilepipe::Layout LA, tilepipe::Layout LB, int Stages>
-tilepipe::Status run_erased(const ErasedArgs& e, cudaStream_t stream) {
-  using Gemm = tilepipe::GemmMultistage<AB, D, LA, LB, Stages>;
+template <class Gemm, class AB, class D>
+typename Gemm::Arguments typed_args(const ErasedArgs& e) {
   typename Gemm::Arguments a;
   a.m = e.m; a.n = e.n; a.k = e.k;
   a.a = static_cast<const AB*>(e.a);
@@ -56,7 +64,23 @@ tilepipe::Status run_erased(const ErasedArgs& e, cudaStream_t stream) {
   a.batch_count = e.batch_count;
   a.batch_stride_a = e.batch_stride_a; a.batch_stride_b = e.batch_stride_b;
   a.batch_stride_c = e.batch_stride_c; a.batch_stride_d = e.batch_stride_d;
-  return Gemm::run(a, stream);
+  a.split_k = e.split_k; a.workspace = e.workspace; a.workspace_bytes = e.workspace_bytes;
+  return a;
+}
+
+template <class AB, class D, tilepipe::Layout LA, tilepipe::Layout LB, int Stages, bool SplitK>
+using ErasedGemm = tilepipe::GemmMultistage<AB, D, LA, LB, Stages, tilepipe::DefaultGemmPolicy<Stages>, SplitK>;
+
+template <class AB, class D, tilepipe::Layout LA, tilepipe::Layout LB, int Stages, bool SplitK>
+tilepipe::Status run_erased(const ErasedArgs& e, cudaStream_t stream) {
+  using Gemm = ErasedGemm<AB, D, LA, LB, Stages, SplitK>;
+  return Gemm::run(typed_args<Gemm, AB, D>(e), stream);
+}
+
+template <class AB, class D, tilepipe::Layout LA, tilepipe::Layout LB, int Stages, bool SplitK>
+std::size_t workspace_erased(const ErasedArgs& e) {
+  using Gemm = ErasedGemm<AB, D, LA, LB, Stages, SplitK>;
+  return Gemm::workspace_size(typed_args<Gemm, AB, D>(e));
 }
 
 template <class T> constexpr DType dtype_of();
@@ -64,25 +88,38 @@ template <> constexpr DType dtype_of<__half>() { return DType::kF16; }
 template <> constexpr DType dtype_of<__nv_bfloat16>() { return DType::kBF16; }
 template <> constexpr DType dtype_of<float>() { return DType::kF32; }
 
-template <class AB, class D, tilepipe::Layout LA, tilepipe::Layout LB>
-void add_stages(std::vector<GemmConfig>& out) {
-  out.push_back({dtype_of<AB>(), dtype_of<D>(), LA, LB, 2, &run_erased<AB, D, LA, LB, 2>});
-  out.push_back({dtype_of<AB>(), dtype_of<D>(), LA, LB, 3, &run_erased<AB, D, LA, LB, 3>});
-  out.push_back({dtype_of<AB>(), dtype_of<D>(), LA, LB, 4, &run_erased<AB, D, LA, LB, 4>});
-  out.push_back({dtype_of<AB>(), dtype_of<D>(), LA, LB, 5, &run_erased<AB, D, LA, LB, 5>});
-  out.push_back({dtype_of<AB>(), dtype_of<D>(), LA, LB, 6, &run_erased<AB, D, LA, LB, 6>});
+template <class AB, class D, tilepipe::Layout LA, tilepipe::Layout LB, int Stages, int SplitKStages>
+void add_config(std::vector<GemmConfig>& out) {
+  constexpr bool kSplitK = Stages == SplitKStages;
+  out.push_back({dtype_of<AB>(), dtype_of<D>(), LA, LB, Stages, kSplitK,
+                 &run_erased<AB, D, LA, LB, Stages, kSplitK>,
+                 &workspace_erased<AB, D, LA, LB, Stages, kSplitK>});
 }
 
+// Stages 2..6; the one equal to SplitKStages is compiled with split-K.
+template <class AB, class D, tilepipe::Layout LA, tilepipe::Layout LB, int SplitKStages>
+void add_stages(std::vector<GemmConfig>& out) {
+  add_config<AB, D, LA, LB, 2, SplitKStages>(out);
+  add_config<AB, D, LA, LB, 3, SplitKStages>(out);
+  add_config<AB, D, LA, LB, 4, SplitKStages>(out);
+  add_config<AB, D, LA, LB, 5, SplitKStages>(out);
+  add_config<AB, D, LA, LB, 6, SplitKStages>(out);
+}
+
+// The split-K stage count moves with the layouts and the input type, so that split-K meets
+// every stage count somewhere (f16: 2, 3, 4, 5; bf16: 3, 4, 5, 6).
 template <class AB, class D>
 void add_layouts(std::vector<GemmConfig>& out) {
   using tilepipe::Layout;
-  add_stages<AB, D, Layout::kRowMajor, Layout::kColumnMajor>(out);
-  add_stages<AB, D, Layout::kRowMajor, Layout::kRowMajor>(out);
-  add_stages<AB, D, Layout::kColumnMajor, Layout::kColumnMajor>(out);
-  add_stages<AB, D, Layout::kColumnMajor, Layout::kRowMajor>(out);
+  constexpr int s0 = std::is_same_v<AB, __half> ? 2 : 3;
+  add_stages<AB, D, Layout::kRowMajor, Layout::kColumnMajor, s0>(out);
+  add_stages<AB, D, Layout::kRowMajor, Layout::kRowMajor, s0 + 1>(out);
+  add_stages<AB, D, Layout::kColumnMajor, Layout::kColumnMajor, s0 + 2>(out);
+  add_stages<AB, D, Layout::kColumnMajor, Layout::kRowMajor, s0 + 3>(out);
 }
 
-// Every layout pair x Stages 2..6 for f16 -> {f16, f32} and bf16 -> {bf16, f32}: 80 kernels.
+// Every layout pair x Stages 2..6 for f16 -> {f16, f32} and bf16 -> {bf16, f32}: 80 GEMMs, 16 of
+// them with split-K (8 more partial-product kernels).
 inline const std::vector<GemmConfig>& all_configs() {
   static const std::vector<GemmConfig> configs = [] {
     std::vector<GemmConfig> v;

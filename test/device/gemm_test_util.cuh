@@ -1,6 +1,7 @@
 #pragma once
-// Harness for GemmMultistage device tests: builds a problem on the host, runs it with guard bands
-// around D, and checks every element against an exact CPU reference (small integers) or cuBLAS.
+// Harness for GemmMultistage (and GemmAuto) device tests: builds a problem on the host, runs it
+// with guard bands around D (and around the split-K workspace, when one is needed), and checks
+// every element against an exact CPU reference (small integers) or cuBLAS.
 
 #include <cublas_v2.h>
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -28,6 +30,19 @@ struct GemmCase {
   int batch = 1;
   int pad = 0;               // extra elements in every leading dimension (a multiple of 8)
   bool broadcast_b = false;  // batch_stride_b = 0
+  int split_k = 1;           // args.split_k (GemmAuto ignores it)
+};
+
+// "stages 4" for a GemmMultistage, "auto" for a Gemm without a single policy (GemmAuto).
+template <class Gemm, class = void>
+struct GemmLabel {
+  static std::string get() { return "auto"; }
+};
+template <class Gemm>
+struct GemmLabel<Gemm, std::void_t<typename Gemm::Policy>> {
+  static std::string get() {
+    return "stages " + std::to_string(Gemm::Policy::kStages) + (Gemm::kSplitK ? " split-K" : "");
+  }
 };
 
 inline const char* name_of(Layout l) { return l == Layout::kRowMajor ? "row" : "col"; }
@@ -75,9 +90,10 @@ void run_gemm_case(const GemmCase& gc, Reference ref_kind, std::uint32_t seed) {
   const Layout LC = gc.layout_cd;
   SCOPED_TRACE(testing::Message() << type_name<ElementAB>() << "->" << type_name<ElementD>()
                                   << " A " << name_of(LA) << " B " << name_of(LB) << " CD "
-                                  << name_of(LC) << " stages " << Gemm::Policy::kStages << " "
+                                  << name_of(LC) << " " << GemmLabel<Gemm>::get() << " "
                                   << gc.m << "x" << gc.n << "x" << gc.k << " batch " << gc.batch
-                                  << " alpha " << gc.alpha << " beta " << gc.beta << " pad " << gc.pad);
+                                  << " alpha " << gc.alpha << " beta " << gc.beta << " pad " << gc.pad
+                                  << " split_k " << gc.split_k);
   const int m = gc.m, n = gc.n, k = gc.k, batch = gc.batch;
   const std::int64_t lda = (LA == Layout::kRowMajor ? round_up(k, 8) : round_up(m, 8)) + gc.pad;
   const std::int64_t ldb = (LB == Layout::kRowMajor ? round_up(n, 8) : round_up(k, 8)) + gc.pad;
@@ -123,9 +139,28 @@ void run_gemm_case(const GemmCase& gc, Reference ref_kind, std::uint32_t seed) {
   args.batch_count = batch;
   args.batch_stride_a = stride_a; args.batch_stride_b = stride_b;
   args.batch_stride_c = stride_c; args.batch_stride_d = stride_d;
+  // Split-K's workspace, poisoned (NaN), between guard bands of kWsGuard bytes.
+  args.split_k = gc.split_k;
+  constexpr std::size_t kWsGuard = 256;
+  const std::size_t ws_bytes = Gemm::workspace_size(args);
+  DeviceBuffer<unsigned char> d_ws(ws_bytes + 2 * kWsGuard);
+  ASSERT_TRUE(d_ws.ok());
+  TP_CUDA_ASSERT(d_ws.poison(0xFF));
+  if (ws_bytes > 0) {
+    args.workspace = d_ws.get() + kWsGuard;
+    args.workspace_bytes = ws_bytes;
+  }
   const tilepipe::Status s = Gemm::run(args);
   ASSERT_TRUE(s.ok()) << s.message();
   TP_CUDA_ASSERT_LAUNCH();
+  {
+    unsigned char before[kWsGuard], after[kWsGuard];
+    TP_CUDA_ASSERT(cudaMemcpy(before, d_ws.get(), kWsGuard, cudaMemcpyDeviceToHost));
+    TP_CUDA_ASSERT(cudaMemcpy(after, d_ws.get() + d_ws.bytes() - kWsGuard, kWsGuard, cudaMemcpyDeviceToHost));
+    long long ws_clobbered = 0;
+    for (std::size_t i = 0; i < kWsGuard; ++i) ws_clobbered += (before[i] != 0xFF) + (after[i] != 0xFF);
+    EXPECT_EQ(ws_clobbered, 0) << "bytes around the split-K workspace written";
+  }
 
   std::vector<ElementD> d;
   TP_CUDA_ASSERT(d_d.download(d));

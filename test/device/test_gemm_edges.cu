@@ -178,3 +178,155 @@ TEST(GemmEdges, TooLittleSharedMemoryIsAnError) {
   EXPECT_EQ(s.code(), Status::Code::kInsufficientResources);
   EXPECT_NE(s.message().find(std::to_string(Gemm6::kSharedBytes)), std::string::npos) << s.message();
 }
+
+// ---- Split-K at the edges -------------------------------------------------------------------
+
+namespace {
+
+using SplitKSmall = tilepipe::GemmMultistageSplitK<__half, __half, Layout::kRowMajor, Layout::kColumnMajor,
+                                                   3, tilepipe::GemmPolicy<64, 64, 64, 32, 32, 3>>;
+
+int written_halves(const tptest::DeviceBuffer<__half>& buf) {
+  std::vector<__half> h;
+  if (buf.download(h) != cudaSuccess) return -1;
+  int written = 0;
+  for (const __half& x : h) written += reinterpret_cast<const std::uint16_t&>(x) != 0xFFFF;
+  return written;
+}
+
+}  // namespace
+
+// Bad split-K arguments are refused by run() with kInvalidArgument and a message naming the
+// argument; neither D nor the workspace is written.
+TEST(GemmEdges, SplitKBadInputIsRefusedAndNothingIsWritten) {
+  using NoSplitK = tilepipe::GemmMultistage<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 4>;
+  constexpr int M = 96, N = 80, K = 1024;
+  tptest::DeviceBuffer<__half> a(M * K), b(N * K), d(M * N);
+  ASSERT_TRUE(a.ok() && b.ok() && d.ok());
+  TP_CUDA_ASSERT(tptest::fill(tptest::DType::kF16, a.get(), M * K, 41));
+  TP_CUDA_ASSERT(tptest::fill(tptest::DType::kF16, b.get(), N * K, 42));
+  SplitKSmall::Arguments good;
+  good.m = M; good.n = N; good.k = K;
+  good.a = a.get(); good.lda = K; good.b = b.get(); good.ldb = K; good.d = d.get(); good.ldd = N;
+  good.split_k = 4;
+  const std::size_t needed = SplitKSmall::workspace_size(good);
+  ASSERT_EQ(needed, std::size_t(4) * M * N * sizeof(float));
+  // The workspace as halves, so that written_halves() can check it; 64 bytes of slack.
+  tptest::DeviceBuffer<__half> ws(needed / 2 + 32);
+  ASSERT_TRUE(ws.ok());
+  good.workspace = ws.get();
+  good.workspace_bytes = needed;
+
+  struct Case {
+    const char* what;
+    const char* expect;
+    bool split_k_compiled;
+    void (*spoil)(SplitKSmall::Arguments&, __half* ws, __half* d);
+  };
+  const Case cases[] = {
+      {"split_k = 0", "split_k = 0 is less than 1", true, [](auto& g, __half*, __half*) { g.split_k = 0; }},
+      {"no workspace", "workspace is a null pointer", true,
+       [](auto& g, __half*, __half*) { g.workspace = nullptr; g.workspace_bytes = 0; }},
+      {"workspace one byte short", "is less than the", true, [](auto& g, __half*, __half*) { g.workspace_bytes -= 1; }},
+      {"misaligned workspace", "workspace is not 16-byte aligned", true,
+       [](auto& g, __half* w, __half*) { g.workspace = w + 4; }},
+      {"workspace on D", "workspace overlaps D", true,
+       [](auto& g, __half*, __half* dd) { g.workspace = dd; }},
+      {"split-K not compiled in", "compiled without", false, [](auto&, __half*, __half*) {}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    TP_CUDA_ASSERT(d.poison());
+    TP_CUDA_ASSERT(ws.poison());
+    SplitKSmall::Arguments g = good;
+    c.spoil(g, ws.get(), d.get());
+    const Status s = c.split_k_compiled ? SplitKSmall::run(g) : NoSplitK::run(g);
+    EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
+    EXPECT_NE(s.message().find(c.expect), std::string::npos) << s.message();
+    TP_CUDA_ASSERT(cudaDeviceSynchronize());
+    EXPECT_EQ(written_halves(d), 0) << "D was written although run() refused";
+    EXPECT_EQ(written_halves(ws), 0) << "the workspace was written although run() refused";
+  }
+  // The good arguments run, and write all of D.
+  TP_CUDA_ASSERT(d.poison());
+  const Status s = SplitKSmall::run(good);
+  ASSERT_TRUE(s.ok()) << s.message();
+  TP_CUDA_ASSERT_LAUNCH();
+  EXPECT_EQ(written_halves(d), M * N);
+}
+
+// K == 0 with split_k > 1 is one slice: no workspace, D = beta * C (A and B never read).
+TEST(GemmEdges, SplitKWithKZeroGivesBetaC) {
+  constexpr int M = 50, N = 40;
+  tptest::DeviceBuffer<__half> c(M * N), d(M * N);
+  ASSERT_TRUE(c.ok() && d.ok());
+  TP_CUDA_ASSERT(tptest::fill(tptest::DType::kF16, c.get(), M * N, 51, /*range=*/4));
+  TP_CUDA_ASSERT(d.poison());
+  SplitKSmall::Arguments g;
+  g.m = M; g.n = N; g.k = 0;
+  g.c = c.get(); g.ldc = N; g.d = d.get(); g.ldd = N;
+  g.alpha = 3.0f; g.beta = 0.5f;
+  g.split_k = 8;
+  EXPECT_EQ(SplitKSmall::workspace_size(g), 0u);
+  const Status s = SplitKSmall::run(g);
+  ASSERT_TRUE(s.ok()) << s.message();
+  TP_CUDA_ASSERT_LAUNCH();
+  std::vector<__half> hd;
+  TP_CUDA_ASSERT(d.download(hd));
+  int bad = 0;
+  for (int i = 0; i < M * N; ++i) {
+    const float want = 0.5f * tptest::hash_value(51, i, 4);
+    if (__half2float(hd[i]) != want && ++bad <= 5) ADD_FAILURE() << "D[" << i << "] = " << __half2float(hd[i]) << ", want " << want;
+  }
+  EXPECT_EQ(bad, 0);
+}
+
+// Split-K in place (C == D, beta != 0), column-major D, two batches, K not a multiple of the
+// k-tile and sliced unevenly: exact against the CPU (small integers).
+TEST(GemmEdges, SplitKInPlaceColumnMajorBatched) {
+  constexpr int M = 70, N = 33, K = 1000, B = 2;  // 16 k-tiles of 64 in 5 slices: 4 3 3 3 3
+  constexpr std::int64_t ldd = 72, stride_d = ldd * N, stride_a = std::int64_t(M) * K, stride_b = std::int64_t(N) * K;
+  tptest::DeviceBuffer<__half> a(B * stride_a), b(B * stride_b), d(B * stride_d);
+  ASSERT_TRUE(a.ok() && b.ok() && d.ok());
+  TP_CUDA_ASSERT(tptest::fill(tptest::DType::kF16, a.get(), B * stride_a, 61, 2));
+  TP_CUDA_ASSERT(tptest::fill(tptest::DType::kF16, b.get(), B * stride_b, 62, 2));
+  TP_CUDA_ASSERT(tptest::fill(tptest::DType::kF16, d.get(), B * stride_d, 63, 3));  // C, updated in place
+  SplitKSmall::Arguments g;
+  g.m = M; g.n = N; g.k = K;
+  g.a = a.get(); g.lda = K; g.b = b.get(); g.ldb = K;
+  g.c = d.get(); g.ldc = ldd; g.d = d.get(); g.ldd = ldd;
+  g.layout_cd = Layout::kColumnMajor;
+  g.alpha = 1.0f; g.beta = -2.0f;
+  g.batch_count = B;
+  g.batch_stride_a = stride_a; g.batch_stride_b = stride_b; g.batch_stride_c = stride_d; g.batch_stride_d = stride_d;
+  g.split_k = 5;
+  ASSERT_EQ(SplitKSmall::split_k_slices(g).count, 5);
+  tptest::DeviceBuffer<unsigned char> ws(SplitKSmall::workspace_size(g));
+  ASSERT_TRUE(ws.ok());
+  TP_CUDA_ASSERT(ws.poison());
+  g.workspace = ws.get();
+  g.workspace_bytes = ws.bytes();
+  const Status s = SplitKSmall::run(g);
+  ASSERT_TRUE(s.ok()) << s.message();
+  TP_CUDA_ASSERT_LAUNCH();
+  std::vector<__half> hd;
+  TP_CUDA_ASSERT(d.download(hd));
+  int bad = 0;
+  for (int bt = 0; bt < B; ++bt)
+    for (int j = 0; j < N; ++j)
+      for (int i = 0; i < ldd; ++i) {
+        const std::int64_t at = bt * stride_d + std::int64_t(j) * ldd + i;
+        double want = tptest::hash_value(63, at, 3);  // padding rows keep C
+        if (i < M) {
+          double acc = 0;
+          for (int kk = 0; kk < K; ++kk)
+            acc += double(tptest::hash_value(61, bt * stride_a + std::int64_t(i) * K + kk, 2)) *
+                   tptest::hash_value(62, bt * stride_b + std::int64_t(j) * K + kk, 2);
+          want = acc - 2.0 * want;
+        }
+        const float got = __half2float(hd[at]);
+        if (got != __half2float(__float2half_rn(float(want))) && ++bad <= 5)
+          ADD_FAILURE() << "batch " << bt << " D(" << i << ", " << j << ") = " << got << ", want " << want;
+      }
+  EXPECT_EQ(bad, 0);
+}

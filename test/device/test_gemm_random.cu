@@ -3,7 +3,9 @@
 // GemmRandom.Differential draws TILEPIPE_FUZZ_COUNT (default 1000) problems from a seeded
 // generator: M, N, K in 1..3000 biased towards tile edges and odd values; random A/B/C/D layouts,
 // input and output types and Stages 2..6; alpha and beta including 0 and 1; padded leading
-// dimensions; batches (with a broadcast B now and then). Each is checked element by element
+// dimensions; batches (with a broadcast B now and then); and, for the configurations compiled
+// with split-K (one stage count per type and layout pair), split_k in {2, 3, 5, 8} two times in
+// three, with a poisoned workspace between guard bands. Each is checked element by element
 // against cuBLAS (or a double-precision CPU product for small problems) with a bound derived from
 // K and the precisions, and the guard bands around every D must keep their sentinel bytes.
 // Problem i depends only on (seed, i): to replay one, set TILEPIPE_FUZZ_SEED and
@@ -18,6 +20,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <sstream>
 #include <string>
@@ -58,6 +61,7 @@ struct Problem {
   bool broadcast_b;
   float alpha, beta;
   std::uint64_t data_seed;
+  int split_k;  // 1 unless the configuration has split-K
 
   std::string describe() const {
     std::ostringstream s;
@@ -65,6 +69,7 @@ struct Problem {
       << batch << (broadcast_b ? " (B broadcast)" : "") << ", C/D "
       << (layout_cd == Layout::kRowMajor ? "row" : "col") << ", pads " << pad_a << "/" << pad_b
       << "/" << pad_c << "/" << pad_d << ", alpha " << alpha << ", beta " << beta;
+    if (split_k > 1) s << ", split_k " << split_k;
     return s.str();
   }
 };
@@ -99,16 +104,48 @@ Problem draw_problem(std::uint64_t seed, std::uint64_t index) {
   p.alpha = pick(4) ? alphas[pick(6)] : std::uniform_real_distribution<float>(-2, 2)(rng);
   p.beta = pick(4) ? betas[pick(5)] : std::uniform_real_distribution<float>(-2, 2)(rng);
   p.data_seed = rng();
+  // Drawn last, so that every other field of problem `index` is what it was before split-K.
+  p.split_k = 1;
+  if (tptest::all_configs()[p.config].split_k && pick(3) != 0) {
+    const int splits[] = {2, 3, 5, 8};
+    p.split_k = splits[pick(4)];
+  }
   return p;
 }
 
 struct Stats {
   long long problems = 0, cpu_refs = 0, cublas_refs = 0, elements = 0, guard_elements = 0;
+  long long split_k_problems = 0;  // run with more than one K slice
   double worst_ratio = 0;  // largest |error| / bound seen
 };
 
-// Device buffers of one problem. D has guard bands of kGuard elements before and after.
+// Device buffers of one problem. D has guard bands of kGuard elements before and after; the
+// split-K workspace has kWorkspaceGuard bytes before and after.
 constexpr std::int64_t kGuard = 64;
+constexpr std::size_t kWorkspaceGuard = 256;
+
+// Workspace for `args` (none when split-K does not run), poisoned, with guard bands; sets
+// args.workspace and args.workspace_bytes. Null on allocation failure.
+std::unique_ptr<tptest::DeviceBuffer<unsigned char>> make_workspace(const GemmConfig& cfg, ErasedArgs& args) {
+  const std::size_t bytes = cfg.workspace_size(args);
+  auto ws = std::make_unique<tptest::DeviceBuffer<unsigned char>>(bytes + 2 * kWorkspaceGuard);
+  if (!ws->ok() || ws->poison(0xFF) != cudaSuccess) return nullptr;
+  args.workspace = bytes > 0 ? ws->get() + kWorkspaceGuard : nullptr;
+  args.workspace_bytes = bytes;
+  return ws;
+}
+
+// Whether the workspace's guard bands still hold their poison.
+bool workspace_guards_intact(const tptest::DeviceBuffer<unsigned char>& ws) {
+  unsigned char before[kWorkspaceGuard], after[kWorkspaceGuard];
+  if (cudaMemcpy(before, ws.get(), kWorkspaceGuard, cudaMemcpyDeviceToHost) != cudaSuccess ||
+      cudaMemcpy(after, ws.get() + ws.bytes() - kWorkspaceGuard, kWorkspaceGuard,
+                 cudaMemcpyDeviceToHost) != cudaSuccess)
+    return false;
+  for (std::size_t i = 0; i < kWorkspaceGuard; ++i)
+    if (before[i] != 0xFF || after[i] != 0xFF) return false;
+  return true;
+}
 
 // Runs problem p and checks it; returns "" on success or a description of what went wrong.
 std::string check_problem(const Problem& p, cublasHandle_t handle, Stats& stats) {
@@ -149,10 +186,15 @@ std::string check_problem(const Problem& p, cublasHandle_t handle, Stats& stats)
   args.alpha = p.alpha; args.beta = p.beta; args.layout_cd = p.layout_cd;
   args.batch_count = batch;
   args.batch_stride_a = sa; args.batch_stride_b = sb; args.batch_stride_c = sc; args.batch_stride_d = sd;
+  args.split_k = p.split_k;
+  const auto workspace = make_workspace(cfg, args);
+  if (!workspace) return "cudaMalloc failed (workspace)";
   const tilepipe::Status status = cfg.run(args, nullptr);
   if (!status) return "run refused a valid problem: " + status.message();
   e = cudaDeviceSynchronize();
   if (e != cudaSuccess) return cuda_fail("kernel", e);
+  if (args.workspace_bytes > 0) ++stats.split_k_problems;
+  if (!workspace_guards_intact(*workspace)) return "the split-K workspace's guard bands were written";
 
   // Reference alpha * A * B and the magnitude |alpha| * |A| * |B| (for the bound), column-major
   // m x n per batch, in double.
@@ -299,10 +341,11 @@ TEST(GemmRandom, Differential) {
   }
   cublasDestroy(handle);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("[fuzz] %lld problems (%lld vs CPU double, %lld vs cuBLAS), %lld elements and %lld guard "
-              "elements checked, %lld failures, worst |error|/bound %.3g, %.1f s, seed %llu\n",
-              stats.problems, stats.cpu_refs, stats.cublas_refs, stats.elements, stats.guard_elements,
-              failures, stats.worst_ratio, secs, static_cast<unsigned long long>(seed));
+  std::printf("[fuzz] %lld problems (%lld vs CPU double, %lld vs cuBLAS, %lld with split-K), %lld "
+              "elements and %lld guard elements checked, %lld failures, worst |error|/bound %.3g, "
+              "%.1f s, seed %llu\n",
+              stats.problems, stats.cpu_refs, stats.cublas_refs, stats.split_k_problems, stats.elements,
+              stats.guard_elements, failures, stats.worst_ratio, secs, static_cast<unsigned long long>(seed));
   EXPECT_EQ(failures, 0) << "seed " << seed;
   if (!only) EXPECT_EQ(stats.problems, static_cast<long long>(count));
 }
@@ -314,7 +357,7 @@ namespace {
 struct Prepared {
   Problem p;
   ErasedArgs args;
-  std::unique_ptr<tptest::DeviceBuffer<unsigned char>> a, b, c, d;
+  std::unique_ptr<tptest::DeviceBuffer<unsigned char>> a, b, c, d, workspace;
 };
 
 std::unique_ptr<Prepared> prepare(const Problem& p) {
@@ -341,6 +384,9 @@ std::unique_ptr<Prepared> prepare(const Problem& p) {
   e.a = out->a->get(); e.b = out->b->get(); e.c = out->c->get(); e.d = out->d->get();
   e.lda = lda; e.ldb = ldb; e.ldc = ldcd; e.ldd = ldcd;
   e.alpha = p.alpha; e.beta = p.beta; e.layout_cd = p.layout_cd;
+  e.split_k = p.split_k;
+  out->workspace = make_workspace(cfg, e);
+  if (!out->workspace) return nullptr;
   return out;
 }
 
@@ -401,4 +447,36 @@ TEST(GemmRandom, ConcurrentStreamsMatchSequential) {
   for (int i = 0; i < kProblems; ++i)
     EXPECT_TRUE(read_d(*prepared[i]) == sequential[i]) << "problem " << i << ": " << prepared[i]->p.describe();
   for (auto s : streams) cudaStreamDestroy(s);
+}
+
+// Split-K sums its slices in a fixed order: repeated runs, on other streams and with the
+// workspace poisoned in between, give bit-identical D.
+TEST(GemmRandom, SplitKDeterministic) {
+  cudaStream_t stream;
+  TP_CUDA_ASSERT(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  int tested = 0;
+  for (std::uint64_t i = 0; tested < 8 && i < 1000; ++i) {
+    Problem p = draw_problem(9001, i);
+    if (!tptest::all_configs()[p.config].split_k) continue;
+    p.batch = 1;
+    p.split_k = 2 + tested % 7;  // 2 .. 8
+    p.k = std::max(p.k, 600);     // long enough for several slices of any k-tile depth
+    auto pr = prepare(p);
+    ASSERT_TRUE(pr) << "setup failed";
+    ASSERT_GT(pr->args.workspace_bytes, 0u) << p.describe();
+    const GemmConfig& cfg = tptest::all_configs()[p.config];
+    ASSERT_TRUE(cfg.run(pr->args, nullptr).ok());
+    TP_CUDA_ASSERT(cudaDeviceSynchronize());
+    const std::vector<unsigned char> first = read_d(*pr);
+    for (int rep = 0; rep < 2; ++rep) {
+      TP_CUDA_ASSERT(pr->d->poison(0xFF));
+      TP_CUDA_ASSERT(pr->workspace->poison(0xFF));
+      ASSERT_TRUE(cfg.run(pr->args, rep == 0 ? nullptr : stream).ok());
+      TP_CUDA_ASSERT(cudaDeviceSynchronize());
+      EXPECT_TRUE(read_d(*pr) == first) << "split-K run " << rep + 1 << " differs: " << p.describe();
+    }
+    ++tested;
+  }
+  EXPECT_EQ(tested, 8);
+  cudaStreamDestroy(stream);
 }

@@ -1,10 +1,11 @@
-// Host tests of GemmMultistage's argument checks: every bad input is refused with
-// kInvalidArgument and a message naming the argument, before any device is touched. Pointers
-// here are fake addresses; nothing is dereferenced and no GPU is needed.
+// Host tests of GemmMultistage's argument checks, split-K's included: every bad input is refused
+// with kInvalidArgument and a message naming the argument, before any device is touched.
+// Pointers here are fake addresses; nothing is dereferenced and no GPU is needed.
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <limits>
 #include <string>
 
 #include <tilepipe/gemm/gemm_multistage.cuh>
@@ -151,4 +152,144 @@ TEST(GemmArguments, DeviceProperties) {
   EXPECT_NE(small.message().find("shared memory"), std::string::npos) << small.message();
   EXPECT_TRUE(Gemm::check_device_properties(0, 9, 0, 227 * 1024).ok());
   EXPECT_TRUE(Gemm::check_device_properties(0, 8, 0, 163 * 1024).ok());
+}
+
+// ---- Split-K -------------------------------------------------------------------------------
+
+namespace {
+
+using GemmSK = tilepipe::GemmMultistageSplitK<__half, __half, Layout::kRowMajor, Layout::kColumnMajor>;
+using GemmSKCol = tilepipe::GemmMultistageSplitK<__nv_bfloat16, float, Layout::kColumnMajor,
+                                                 Layout::kRowMajor, 3>;
+
+// valid_args() with K = 300 cut into 4 slices of the default tile's 32-deep k-tiles (10 k-tiles:
+// 3 + 3 + 2 + 2, the last ending at K), and a workspace of exactly the size it needs, away from
+// every matrix.
+Gemm::Arguments split_args() {
+  auto a = valid_args();
+  a.split_k = 4;
+  a.workspace = fake<void>(0x1000000);
+  a.workspace_bytes = GemmSK::workspace_size(a);
+  return a;
+}
+
+void expect_split_invalid(const Gemm::Arguments& args, const std::string& names) {
+  const Status s = GemmSK::check_arguments(args);
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(s.message().find(names), std::string::npos)
+      << "message \"" << s.message() << "\" should name " << names;
+}
+
+}  // namespace
+
+TEST(GemmArgumentsSplitK, ValidSplitPasses) {
+  const auto a = split_args();
+  const tilepipe::SplitKSlices slices = GemmSK::split_k_slices(a);
+  EXPECT_EQ(slices.count, 4);
+  EXPECT_EQ(slices.begin(0), 0);
+  EXPECT_EQ(slices.extent(0), 96);
+  EXPECT_EQ(slices.begin(1), 96);
+  EXPECT_EQ(slices.begin(2), 192);
+  EXPECT_EQ(slices.extent(2), 64);
+  EXPECT_EQ(slices.begin(3), 256);
+  EXPECT_EQ(slices.extent(3), 44);
+  // 4 slices x 100 rows x 200 columns (a multiple of 4 already) x 4 bytes.
+  EXPECT_EQ(a.workspace_bytes, std::size_t(4) * 100 * 200 * 4);
+  const Status s = GemmSK::check_arguments(a);
+  EXPECT_TRUE(s.ok()) << s.message();
+  // More workspace than needed is fine.
+  auto b = a; b.workspace_bytes += 1000;
+  EXPECT_TRUE(GemmSK::check_arguments(b).ok());
+}
+
+TEST(GemmArgumentsSplitK, SplitKBelowOneIsRefused) {
+  auto a = split_args(); a.split_k = 0; expect_split_invalid(a, "split_k = 0 is less than 1");
+  a = split_args(); a.split_k = -3; expect_split_invalid(a, "split_k = -3");
+  // Also without split-K compiled in, and for an empty problem.
+  a = valid_args(); a.split_k = 0; expect_invalid(a, "split_k = 0");
+  Gemm::Arguments empty; empty.split_k = 0; expect_invalid(empty, "split_k = 0");
+}
+
+TEST(GemmArgumentsSplitK, MissingOrSmallWorkspaceIsRefused) {
+  auto a = split_args();
+  const std::string needed = std::to_string(a.workspace_bytes);
+  a.workspace = nullptr;
+  expect_split_invalid(a, "workspace is a null pointer");
+  expect_split_invalid(a, needed + " bytes");  // the message says how much is needed
+  a = split_args(); a.workspace_bytes -= 1;
+  expect_split_invalid(a, "workspace_bytes = " + std::to_string(a.workspace_bytes) + " is less than the " + needed);
+  a = split_args(); a.workspace_bytes = 0; expect_split_invalid(a, "workspace_bytes = 0");
+  a = split_args(); a.workspace = fake<void>(0x1000008); expect_split_invalid(a, "workspace is not 16-byte aligned");
+}
+
+TEST(GemmArgumentsSplitK, WorkspaceMustNotOverlapTheMatrices) {
+  auto a = split_args(); a.workspace = fake<void>(0x400000 + 1024); expect_split_invalid(a, "workspace overlaps D");
+  a = split_args(); a.workspace = fake<void>(0x100000 - 16); expect_split_invalid(a, "workspace overlaps A");
+  a = split_args(); a.workspace = fake<void>(0x200000 + 32); expect_split_invalid(a, "workspace overlaps B");
+  a = split_args(); a.workspace = fake<void>(0x300000); expect_split_invalid(a, "workspace overlaps C");
+  // C is not read with beta == 0, so the workspace may lie on it then.
+  a.beta = 0.0f;
+  EXPECT_TRUE(GemmSK::check_arguments(a).ok()) << GemmSK::check_arguments(a).message();
+}
+
+TEST(GemmArgumentsSplitK, OneEffectiveSliceNeedsNoWorkspace) {
+  // K = 20 fits in one 32-deep k-tile: split_k = 8 runs the ordinary kernel, no workspace.
+  auto a = valid_args(); a.k = 20; a.lda = 24; a.ldb = 24; a.split_k = 8;
+  EXPECT_EQ(GemmSK::split_k_slices(a).count, 1);
+  EXPECT_EQ(GemmSK::workspace_size(a), 0u);
+  EXPECT_TRUE(GemmSK::check_arguments(a).ok()) << GemmSK::check_arguments(a).message();
+  EXPECT_TRUE(Gemm::check_arguments(a).ok()) << "no split-K runs, so no split-K support is needed";
+  // K = 0 (D = beta * C) with split_k > 1: one slice, nothing needed from A, B or the workspace.
+  a.k = 0; a.a = nullptr; a.b = nullptr; a.lda = 0; a.ldb = 0;
+  EXPECT_EQ(GemmSK::split_k_slices(a).count, 1);
+  EXPECT_EQ(GemmSK::workspace_size(a), 0u);
+  EXPECT_TRUE(GemmSK::check_arguments(a).ok()) << GemmSK::check_arguments(a).message();
+  // Empty outputs need no workspace either.
+  a = split_args(); a.m = 0; EXPECT_EQ(GemmSK::workspace_size(a), 0u);
+  a.workspace = nullptr; EXPECT_TRUE(GemmSK::check_arguments(a).ok());
+}
+
+TEST(GemmArgumentsSplitK, WithoutSplitKCompiledInItIsRefused) {
+  const auto a = split_args();
+  static_assert(!Gemm::kSplitK && GemmSK::kSplitK, "GemmMultistage's SplitK default is false");
+  expect_invalid(a, "compiled without");
+  expect_invalid(a, "GemmMultistageSplitK");
+}
+
+TEST(GemmArgumentsSplitK, WorkspaceSizeFollowsTheLayoutOfD) {
+  // Column-major D (bf16 -> f32): slabs of N columns of M rows, M rounded up to 4 floats; batches.
+  GemmSKCol::Arguments f;
+  f.m = 10; f.n = 7; f.k = 1000; f.batch_count = 3;
+  f.a = fake<const __nv_bfloat16>(0x100000); f.lda = 16; f.batch_stride_a = 16 * 1000;
+  f.b = fake<const __nv_bfloat16>(0x200000); f.ldb = 8; f.batch_stride_b = 8 * 1000;
+  f.d = fake<float>(0x400000); f.ldd = 12; f.batch_stride_d = 12 * 7; f.layout_cd = Layout::kColumnMajor;
+  f.split_k = 5;
+  const tilepipe::SplitKSlices slices = GemmSKCol::split_k_slices(f);  // 32 k-tiles: 7 7 6 6 6
+  EXPECT_EQ(slices.count, 5);
+  EXPECT_EQ(slices.extent(1), 7 * 32);
+  EXPECT_EQ(slices.begin(4), 26 * 32);
+  EXPECT_EQ(slices.extent(4), 1000 - 26 * 32);
+  EXPECT_EQ(GemmSKCol::workspace_size(f), std::size_t(5) * 3 * 7 * 12 * 4);
+  f.workspace = fake<void>(0x800000);
+  f.workspace_bytes = GemmSKCol::workspace_size(f);
+  EXPECT_TRUE(GemmSKCol::check_arguments(f).ok()) << GemmSKCol::check_arguments(f).message();
+}
+
+TEST(GemmArgumentsSplitK, SlicesBeyondTheGridAreRefused) {
+  // K of 70000 k-tiles, one k-tile a slice: more slices than gridDim.y holds.
+  auto a = valid_args();
+  a.k = 32 * 70000; a.lda = a.k; a.ldb = a.k;
+  a.a = fake<const __half>(0x100000000ull); a.b = fake<const __half>(0x300000000ull);
+  a.c = fake<const __half>(0x500000000ull); a.d = fake<__half>(0x510000000ull);
+  a.split_k = 70000;
+  a.workspace = fake<void>(0x600000000ull);
+  a.workspace_bytes = GemmSK::workspace_size(a);
+  expect_split_invalid(a, "65535");
+}
+
+TEST(GemmArgumentsSplitK, WorkspaceSizeSaturatesInsteadOfWrapping) {
+  const tilepipe::SplitKWorkspace w =
+      tilepipe::SplitKWorkspace::make(0x7FFFF000, 0x7FFFF000, Layout::kRowMajor, 60000, 60000);
+  EXPECT_EQ(w.bytes(), std::numeric_limits<std::size_t>::max());
 }

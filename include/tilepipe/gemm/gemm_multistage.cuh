@@ -1,10 +1,13 @@
 #pragma once
 //! \file
 //! GemmMultistage: D = alpha * A * B + beta * C on tensor cores (mma.sync), built from
-//! MultistageMainloop and LinearCombinationEpilogue, with its host-side launcher.
+//! MultistageMainloop and LinearCombinationEpilogue, with its host-side launcher. With
+//! `split_k > 1` it cuts K into slices computed by separate thread blocks and sums them in a
+//! second kernel (split_k_reduce.cuh).
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -12,6 +15,7 @@
 #include "../epilogue/linear_combination.cuh"
 #include "../layout/tile_raster.cuh"
 #include "../mainloop/multistage_mainloop.cuh"
+#include "split_k_reduce.cuh"
 #include "status.cuh"
 
 namespace tilepipe {
@@ -27,6 +31,16 @@ using DefaultGemmPolicy = GemmPolicy<256, 128, 32, 64, 64, Stages>;
 //! matrix's leading dimension is the distance between its rows (row-major) or columns
 //! (column-major). Batch strides are the distances between consecutive problems (0 broadcasts
 //! an input).
+//!
+//! Split-K (a GemmMultistage with `SplitK = true`): with `split_k > 1`, K is cut into up to
+//! `split_k` slices of whole k-tiles (`GemmMultistage::split_k_slices` says how many; none is
+//! ever empty), each computed by its own thread blocks into an f32 `workspace`, and a second
+//! kernel sums the slices in a fixed order (so the result is deterministic) and writes
+//! `D = alpha * sum + beta * C`. It gives problems whose output has too few tiles to fill the
+//! GPU more thread blocks. The workspace must hold `GemmMultistage::workspace_size(args)` bytes
+//! (0 when the slices come to one, e.g. when K fits in one k-tile: then no workspace is needed
+//! and the ordinary kernel runs), be 16-byte aligned and overlap none of A, B, C and D; GEMMs
+//! that may run at the same time need workspaces of their own.
 template <class ElementAB, class ElementD>
 struct GemmArguments {
   int m = 0, n = 0, k = 0;
@@ -40,6 +54,9 @@ struct GemmArguments {
   Layout layout_cd = Layout::kRowMajor;  //!< layout of C and D
   int batch_count = 1;
   std::int64_t batch_stride_a = 0, batch_stride_b = 0, batch_stride_c = 0, batch_stride_d = 0;
+  int split_k = 1;                 //!< slices of K (1: no split-K)
+  void* workspace = nullptr;       //!< f32 partial products, when split-K runs
+  std::size_t workspace_bytes = 0; //!< size of `workspace`
 };
 
 namespace detail {
@@ -70,6 +87,94 @@ gemm_multistage_kernel(typename Gemm::Params params) {
   epilogue(acc, ep, block_m0, block_n0, mainloop.warp_m0(), mainloop.warp_n0());
 }
 
+//! The split-K half of GemmMultistage that does not depend on D's type, so that the partial
+//! kernel is shared by GEMMs that differ only in D.
+template <class ElementAB, Layout LayoutA, Layout LayoutB, class Policy, class RasterT>
+struct SplitKPartial {
+  using Mainloop = MultistageMainloop<ElementAB, LayoutA, LayoutB, Policy>;
+  using Raster = RasterT;
+  static constexpr Layout kLayoutA = LayoutA;
+  static constexpr Layout kLayoutB = LayoutB;
+  static constexpr int kThreads = Policy::kThreads;
+  static constexpr std::size_t kSharedBytes = sizeof(typename Mainloop::SharedStorage);
+
+  //! What the partial kernel receives.
+  struct Params {
+    const ElementAB* a;
+    const ElementAB* b;
+    std::int64_t lda, ldb;
+    std::int64_t batch_stride_a, batch_stride_b;
+    float* workspace;
+    std::int64_t ldw, slab_elements;  //!< see SplitKWorkspace
+    int m, n;
+    SplitKSlices slices;              //!< where each slice of K begins and ends
+    int tiles_m, tiles_n;
+    int batch_count;
+    bool row_major;                   //!< the workspace's orientation: D's
+  };
+};
+
+//! Split-K, first kernel: block (tile, slice, batch) computes the product of its tile over its
+//! slice of K with the ordinary mainloop and stores the f32 accumulators into the workspace slab
+//! of (slice, batch). Grid: (tiles, slices, batches).
+template <class Partial>
+__global__ void __launch_bounds__(Partial::kThreads)
+gemm_split_k_partial_kernel(const typename Partial::Params p) {
+  using Mainloop = typename Partial::Mainloop;
+  using Tile = typename Mainloop::Tile;
+  using Accumulators = typename Mainloop::Accumulators;
+  extern __shared__ __align__(128) unsigned char smem[];
+  auto& storage = *reinterpret_cast<typename Mainloop::SharedStorage*>(smem);
+
+  const TileCoord tile = Partial::Raster::tile_of(blockIdx.x, p.tiles_m, p.tiles_n);
+  const int block_m0 = tile.m * Tile::kM;
+  const int block_n0 = tile.n * Tile::kN;
+  const int slice = blockIdx.y;
+  const std::int64_t batch = blockIdx.z;
+  // The slice's K range (never empty, see split_k_slices).
+  const int k0 = p.slices.begin(slice);
+  const int k_len = p.slices.extent(slice);
+  // Moving A and B to the slice's first k is a pointer offset: k is A's column and B's row.
+  const std::int64_t a_k0 = Partial::kLayoutA == Layout::kRowMajor ? k0 : k0 * p.lda;
+  const std::int64_t b_k0 = Partial::kLayoutB == Layout::kRowMajor ? k0 * p.ldb : k0;
+
+  Mainloop mainloop(storage, threadIdx.x);
+  Accumulators acc;
+  acc.clear();
+  mainloop(acc, p.a + batch * p.batch_stride_a + a_k0, p.lda, p.b + batch * p.batch_stride_b + b_k0,
+           p.ldb, p.m, p.n, k_len, block_m0, block_n0);
+
+  float* ws = p.workspace + (slice * std::int64_t(p.batch_count) + batch) * p.slab_elements;
+  const int row0 = block_m0 + mainloop.warp_m0();
+  const int col0 = block_n0 + mainloop.warp_n0();
+  const int lane = threadIdx.x % 32;
+  if (p.row_major) {
+    // Registers {0, 1} and {2, 3} of an m16n8 tile are two adjacent columns: one 8-byte store
+    // each. The column is even and ldw a multiple of 4, so the pair is aligned and stays inside
+    // the slab's row; its second column may be padding, which is never read.
+    TILEPIPE_UNROLL
+    for (int mi = 0; mi < Accumulators::kTilesM; ++mi) {
+      TILEPIPE_UNROLL
+      for (int ni = 0; ni < Accumulators::kTilesN; ++ni) {
+        TILEPIPE_UNROLL
+        for (int half = 0; half < 2; ++half) {
+          const int r = row0 + Accumulators::row_of(lane, mi, 2 * half);
+          const int c = col0 + Accumulators::col_of(lane, ni, 2 * half);
+          if (r < p.m && c < p.n)
+            *reinterpret_cast<float2*>(ws + r * p.ldw + c) =
+                make_float2(acc.x[mi][ni][2 * half], acc.x[mi][ni][2 * half + 1]);
+        }
+      }
+    }
+  } else {
+    acc.for_each(lane, [&](int r, int c, float v) {
+      r += row0;
+      c += col0;
+      if (r < p.m && c < p.n) ws[c * p.ldw + r] = v;
+    });
+  }
+}
+
 inline std::string describe(const char* name, std::int64_t value) {
   return std::string(name) + " = " + std::to_string(value);
 }
@@ -94,8 +199,16 @@ inline std::string describe(const char* name, std::int64_t value) {
 //! tilepipe::Status s = Gemm::run(args, stream);
 //! if (!s) std::fprintf(stderr, "%s\n", s.message().c_str());
 //! \endcode
+//!
+//! Split-K (for problems with few output tiles and a long K) is compiled in only with
+//! `SplitK = true` (`GemmMultistageSplitK`), because it adds a second GEMM kernel to every
+//! instantiation, which almost doubles its compile time. Then set `args.split_k` and give
+//! `workspace_size(args)` bytes of device memory as `args.workspace` / `args.workspace_bytes`;
+//! `run` launches two kernels: the partial products of the K slices, then their sum in a fixed
+//! order with the epilogue. With one effective slice (`split_k == 1`, the default) it launches
+//! exactly the kernel it always has, with either value of `SplitK`.
 template <class ElementAB, class ElementD, Layout LayoutA, Layout LayoutB, int Stages = 4,
-          class PolicyT = DefaultGemmPolicy<Stages>>
+          class PolicyT = DefaultGemmPolicy<Stages>, bool SplitK = false>
 class GemmMultistage {
   static_assert(PolicyT::kStages == Stages,
                 "GemmMultistage: the policy's stage count must equal the Stages argument");
@@ -109,6 +222,8 @@ class GemmMultistage {
   static constexpr int kThreads = Policy::kThreads;
   static constexpr Layout kLayoutA = LayoutA;
   static constexpr Layout kLayoutB = LayoutB;
+  //! Whether `run` can split K (`args.split_k > 1`); without it such arguments are refused.
+  static constexpr bool kSplitK = SplitK;
 
   //! The kernel's shared memory: the mainloop's ring, reused by the epilogue's staging tile.
   union SharedStorage {
@@ -139,11 +254,31 @@ class GemmMultistage {
     return check_device();
   }
 
+  //! The K slices that `args.split_k` gives for this configuration's k-tile depth: how many
+  //! actually run (`min(split_k, k-tiles)`, so none is empty; 1 when K fits in one k-tile or is
+  //! 0) and where each begins. See `tilepipe::split_k_slices`.
+  static SplitKSlices split_k_slices(const Arguments& args) {
+    return tilepipe::split_k_slices(args.k, args.split_k, Policy::Tile::kK);
+  }
+
+  //! Bytes of workspace `run` needs for `args`: 0 unless split-K runs (more than one effective
+  //! slice, see `split_k_slices`); then `slices x batches x M x N` floats (N or M rounded up to 4).
+  static std::size_t workspace_size(const Arguments& args) {
+    if (args.m <= 0 || args.n <= 0 || args.batch_count <= 0) return 0;
+    const SplitKSlices slices = split_k_slices(args);
+    if (slices.count <= 1) return 0;
+    return workspace_layout(args, slices.count).bytes();
+  }
+
   //! Checks the arguments and launches on `stream`. Returns the first error; launches nothing then.
   static Status run(const Arguments& args, cudaStream_t stream = nullptr) {
     Status s = can_implement(args);
     if (!s) return s;
     if (args.m == 0 || args.n == 0 || args.batch_count == 0) return Status::success();
+    if constexpr (SplitK) {
+      const SplitKSlices slices = split_k_slices(args);
+      if (slices.count > 1) return run_split_k(args, slices, stream);
+    }
     auto kernel = detail::gemm_multistage_kernel<GemmMultistage>;
     if (kSharedBytes > 48 * 1024) {
       const cudaError_t e = cudaFuncSetAttribute(
@@ -160,6 +295,67 @@ class GemmMultistage {
   }
 
  private:
+  using SplitKPartial = detail::SplitKPartial<ElementAB, LayoutA, LayoutB, Policy, Raster>;
+
+  static SplitKWorkspace workspace_layout(const Arguments& a, int slices) {
+    return SplitKWorkspace::make(a.m, a.n, a.layout_cd, slices, a.batch_count);
+  }
+
+  // Split-K: the partial kernel over (tiles, slices, batches), then the reduction. The
+  // arguments have been checked.
+  static Status run_split_k(const Arguments& args, SplitKSlices slices, cudaStream_t stream) {
+    auto kernel = detail::gemm_split_k_partial_kernel<SplitKPartial>;
+    constexpr std::size_t kPartialSmem = SplitKPartial::kSharedBytes;
+    if (kPartialSmem > 48 * 1024) {
+      const cudaError_t e = cudaFuncSetAttribute(
+          kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kPartialSmem));
+      if (e != cudaSuccess) return cuda_error("cudaFuncSetAttribute (split-K)", e);
+    }
+    const SplitKWorkspace ws = workspace_layout(args, slices.count);
+    typename SplitKPartial::Params p;
+    p.a = args.a;
+    p.b = args.b;
+    p.lda = args.lda;
+    p.ldb = args.ldb;
+    p.batch_stride_a = args.batch_stride_a;
+    p.batch_stride_b = args.batch_stride_b;
+    p.workspace = static_cast<float*>(args.workspace);
+    p.ldw = ws.ld;
+    p.slab_elements = ws.slab_elements;
+    p.m = args.m;
+    p.n = args.n;
+    p.slices = slices;
+    p.tiles_m = (args.m + Policy::Tile::kM - 1) / Policy::Tile::kM;
+    p.tiles_n = (args.n + Policy::Tile::kN - 1) / Policy::Tile::kN;
+    p.batch_count = args.batch_count;
+    p.row_major = args.layout_cd == Layout::kRowMajor;
+    const dim3 grid(static_cast<unsigned>(p.tiles_m) * static_cast<unsigned>(p.tiles_n),
+                    static_cast<unsigned>(slices.count), static_cast<unsigned>(args.batch_count));
+    kernel<<<grid, kThreads, kPartialSmem, stream>>>(p);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) return cuda_error("the split-K partial kernel launch", e);
+
+    detail::SplitKReduceParams<ElementD> r;
+    r.workspace = p.workspace;
+    r.d = args.d;
+    r.c = args.c;
+    r.ldd = args.ldd;
+    r.ldc = args.ldc;
+    r.ldw = ws.ld;
+    r.slab_elements = ws.slab_elements;
+    r.slice_elements = ws.slab_elements * args.batch_count;
+    r.batch_stride_c = args.batch_stride_c;
+    r.batch_stride_d = args.batch_stride_d;
+    r.outer = args.layout_cd == Layout::kRowMajor ? args.m : args.n;
+    r.inner = args.layout_cd == Layout::kRowMajor ? args.n : args.m;
+    r.slices = slices.count;
+    r.alpha = args.alpha;
+    r.beta = args.beta;
+    e = detail::launch_split_k_reduce(r, args.batch_count, stream);
+    if (e != cudaSuccess) return cuda_error("the split-K reduction kernel launch", e);
+    return Status::success();
+  }
+
   static Status invalid(const std::string& msg) {
     return Status::error(Status::Code::kInvalidArgument, "GemmMultistage: " + msg);
   }
@@ -198,6 +394,8 @@ class GemmMultistage {
     if (a.n < 0) return invalid(detail::describe("n", a.n) + " is negative");
     if (a.k < 0) return invalid(detail::describe("k", a.k) + " is negative");
     if (a.batch_count < 0) return invalid(detail::describe("batch_count", a.batch_count) + " is negative");
+    if (a.split_k < 1)
+      return invalid(detail::describe("split_k", a.split_k) + " is less than 1 (1 runs without split-K)");
     // Tile coordinates are 32-bit (element offsets are 64-bit): keep `extent + tile` in range.
     if (a.m > kMaxExtent) return invalid(detail::describe("m", a.m) + " exceeds " + std::to_string(kMaxExtent) + ", the largest extent GemmMultistage supports");
     if (a.n > kMaxExtent) return invalid(detail::describe("n", a.n) + " exceeds " + std::to_string(kMaxExtent) + ", the largest extent GemmMultistage supports");
@@ -241,7 +439,45 @@ class GemmMultistage {
                        " makes the D matrices of consecutive batches overlap (each spans " +
                        std::to_string(span) + " elements)");
     }
-    return check_aliasing(a, reads_ab, reads_c);
+    s = check_aliasing(a, reads_ab, reads_c);
+    if (!s) return s;
+    return check_split_k(a, reads_ab, reads_c);
+  }
+
+  // With more than one effective slice: the grid, and the workspace's size, alignment and
+  // separateness from every matrix.
+  static Status check_split_k(const Arguments& a, bool reads_ab, bool reads_c) {
+    const SplitKSlices slices = split_k_slices(a);
+    if (slices.count <= 1) return Status::success();
+    const std::string what = detail::describe("split_k", a.split_k) + " (" +
+                             std::to_string(slices.count) + " slices of K = " + std::to_string(a.k) + ")";
+    if (!SplitK)
+      return invalid(what + " needs split-K, which this GemmMultistage is compiled without; use "
+                            "GemmMultistage<..., Policy, /*SplitK=*/true> (GemmMultistageSplitK)");
+    if (slices.count > 65535)
+      return invalid(what + " needs more slices than the grid's y limit of 65535");
+    const std::size_t needed = workspace_size(a);
+    if (a.workspace == nullptr)
+      return invalid(what + " needs a workspace of " + std::to_string(needed) +
+                     " bytes (workspace_size(args)), but workspace is a null pointer");
+    if (a.workspace_bytes < needed)
+      return invalid("workspace_bytes = " + std::to_string(a.workspace_bytes) + " is less than the " +
+                     std::to_string(needed) + " bytes that " + what + " needs (workspace_size(args))");
+    if (reinterpret_cast<std::uintptr_t>(a.workspace) % 16 != 0)
+      return invalid("workspace is not 16-byte aligned");
+    const auto first = reinterpret_cast<std::uintptr_t>(a.workspace);
+    const Range w{first, first + needed};
+    if (w.overlaps(range_of(a.d, a.layout_cd, a.ldd, a.m, a.n, a.batch_count, a.batch_stride_d)))
+      return invalid("the split-K workspace overlaps D in memory");
+    if (reads_c && w.overlaps(range_of(a.c, a.layout_cd, a.ldc, a.m, a.n, a.batch_count, a.batch_stride_c)))
+      return invalid("the split-K workspace overlaps C in memory");
+    if (reads_ab) {
+      if (w.overlaps(range_of(a.a, LayoutA, a.lda, a.m, a.k, a.batch_count, a.batch_stride_a)))
+        return invalid("the split-K workspace overlaps A in memory");
+      if (w.overlaps(range_of(a.b, LayoutB, a.ldb, a.k, a.n, a.batch_count, a.batch_stride_b)))
+        return invalid("the split-K workspace overlaps B in memory");
+    }
+    return Status::success();
   }
 
   // Byte range [first, last) that a matrix covers over all batches.
@@ -338,5 +574,11 @@ class GemmMultistage {
     return p;
   }
 };
+
+//! GemmMultistage with split-K compiled in (see GemmMultistage's `SplitK`).
+template <class ElementAB, class ElementD, Layout LayoutA, Layout LayoutB, int Stages = 4,
+          class Policy = DefaultGemmPolicy<Stages>>
+using GemmMultistageSplitK = GemmMultistage<ElementAB, ElementD, LayoutA, LayoutB, Stages, Policy,
+                                            /*SplitK=*/true>;
 
 }  // namespace tilepipe

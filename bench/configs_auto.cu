@@ -1,0 +1,72 @@
+// tilepipe::GemmAuto, the configuration heuristic with split-K, for every data type and layout
+// of the benchmark: its three tile configurations (the Small one with split-K) in one
+// translation unit.
+#include <tilepipe/gemm/gemm_heuristic.cuh>
+
+#include "kernel_table.cuh"
+
+namespace tilepipe_bench {
+namespace {
+
+template <DType D, LayoutPair L>
+using AutoOf = tilepipe::GemmAuto<ElementOf<D>, ElementOf<D>, kLayoutA<L>, tilepipe::Layout::kColumnMajor>;
+
+template <DType D, LayoutPair L>
+typename AutoOf<D, L>::Arguments arguments(const Operands& op) {
+  using T = ElementOf<D>;
+  typename AutoOf<D, L>::Arguments args;
+  args.m = op.m;
+  args.n = op.n;
+  args.k = op.k;
+  args.a = static_cast<const T*>(op.a);
+  args.lda = op.lda;
+  args.b = static_cast<const T*>(op.b);
+  args.ldb = op.ldb;
+  args.d = static_cast<T*>(op.d);
+  args.ldd = op.ldd;
+  args.workspace = op.workspace;
+  args.workspace_bytes = op.workspace_bytes;
+  return args;  // alpha = 1, beta = 0, D row-major: the defaults
+}
+
+template <class Policy>
+TileConfig config_of() {
+  return TileConfig{Policy::Tile::kM, Policy::Tile::kN, Policy::Tile::kK,
+                    Policy::Warp::kM, Policy::Warp::kN, Policy::kStages};
+}
+
+template <DType D, LayoutPair L>
+AutoChoice select_auto(const Operands& op, int sm_count) {
+  using Auto = AutoOf<D, L>;
+  using Tile = tilepipe::GemmAutoConfig::Tile;
+  const auto args = arguments<D, L>(op);
+  const tilepipe::GemmAutoConfig c = Auto::select(args, sm_count);
+  AutoChoice out;
+  out.config = c.tile == Tile::kLarge    ? config_of<tilepipe::GemmAutoLargePolicy>()
+               : c.tile == Tile::kMedium ? config_of<tilepipe::GemmAutoMediumPolicy>()
+                                         : config_of<tilepipe::GemmAutoSmallPolicy>();
+  out.split_k = c.split_k;
+  out.workspace_bytes = Auto::workspace_size(args, c);
+  return out;
+}
+
+template <DType D, LayoutPair L>
+tilepipe::Status run_auto(const Operands& op, cudaStream_t stream) {
+  return AutoOf<D, L>::run(arguments<D, L>(op), stream);
+}
+
+template <DType D, LayoutPair L>
+void add(std::vector<AutoKernel>& out) {
+  out.push_back(AutoKernel{D, L, &select_auto<D, L>, &run_auto<D, L>});
+}
+
+}  // namespace
+
+void add_auto_kernels(std::vector<AutoKernel>& out) {
+  add<DType::kF16, LayoutPair::kTN>(out);
+  add<DType::kF16, LayoutPair::kNN>(out);
+  add<DType::kBF16, LayoutPair::kTN>(out);
+  add<DType::kBF16, LayoutPair::kNN>(out);
+}
+
+}  // namespace tilepipe_bench

@@ -1,0 +1,238 @@
+#pragma once
+//! \file
+//! GemmAuto: GemmMultistage with the tile configuration and the split-K factor chosen per
+//! problem by a small, documented rule (GemmAutoHeuristic), so that small and skinny problems
+//! are not run with a tile made for large ones.
+//!
+//! The rule, with S the device's SM count and tiles(T) = ceil(M / T.m) * ceil(N / T.n) * batch:
+//!
+//! 1. **Large** (256 x 128 x 32, eight 64 x 64 warp tiles, 4 stages: the library's default and
+//!    the fastest tile on large problems) if tiles(Large) >= kMinWaveFraction * S, i.e. the
+//!    output has about one thread block per SM or more (one Large block fills an SM).
+//! 2. **Medium** (128 x 128 x 32, four 64 x 64 warp tiles, 4 stages) if
+//!    tiles(Medium) >= kMinWaveFraction * S.
+//! 3. Otherwise **Small** (64 x 64 x 64, four 32 x 32 warp tiles, 3 stages: several resident
+//!    blocks per SM), and split-K: the split factor doubles from 1 while the blocks,
+//!    tiles(Small) * split, are fewer than one full wave of resident Small blocks
+//!    (kMinWaveFraction * S * kSmallBlocksPerSm), as long as every slice keeps at least
+//!    kMinKTilesPerSlice k-tiles and the factor stays within kMaxSplitK. So every one of the
+//!    slices runs (`split_k_slices`) and none is empty.
+//!
+//! The rule is monotone: a problem with more output tiles never gets a smaller tile or a larger
+//! split factor, and a longer K never gets a smaller split factor. The thresholds are named
+//! constants below, set from the first H200 measurements (docs/performance.md) and meant to be
+//! tuned from the benchmark's "auto" column.
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "gemm_multistage.cuh"
+
+namespace tilepipe {
+
+//! GemmAuto's candidate tile configurations.
+using GemmAutoLargePolicy = DefaultGemmPolicy<4>;                 //!< 256 x 128 x 32, w64x64, s4
+using GemmAutoMediumPolicy = GemmPolicy<128, 128, 32, 64, 64, 4>;  //!< 128 x 128 x 32, w64x64, s4
+using GemmAutoSmallPolicy = GemmPolicy<64, 64, 64, 32, 32, 3>;     //!< 64 x 64 x 64, w32x32, s3
+
+//! Which of GemmAuto's tile configurations runs a problem, and with how many K slices.
+struct GemmAutoConfig {
+  enum class Tile { kLarge, kMedium, kSmall };
+  Tile tile = Tile::kLarge;
+  int split_k = 1;  //!< K slices that run (1: no split-K); only the Small tile splits
+
+  constexpr bool operator==(const GemmAutoConfig& o) const {
+    return tile == o.tile && split_k == o.split_k;
+  }
+  constexpr bool operator!=(const GemmAutoConfig& o) const { return !(*this == o); }
+
+  //! The tile configuration, as the benchmark names it ("64x64x64/w32x32/s3").
+  std::string tile_name() const {
+    switch (tile) {
+      case Tile::kLarge: return policy_name<GemmAutoLargePolicy>();
+      case Tile::kMedium: return policy_name<GemmAutoMediumPolicy>();
+      case Tile::kSmall: return policy_name<GemmAutoSmallPolicy>();
+    }
+    return "?";
+  }
+  //! "256x128x32/w64x64/s4" or "64x64x64/w32x32/s3,splitK=8".
+  std::string name() const {
+    return tile_name() + (split_k > 1 ? ",splitK=" + std::to_string(split_k) : std::string());
+  }
+
+ private:
+  template <class P>
+  static std::string policy_name() {
+    return std::to_string(P::Tile::kM) + "x" + std::to_string(P::Tile::kN) + "x" +
+           std::to_string(P::Tile::kK) + "/w" + std::to_string(P::Warp::kM) + "x" +
+           std::to_string(P::Warp::kN) + "/s" + std::to_string(P::kStages);
+  }
+};
+
+//! GemmAuto's rule (see the top of this file), a pure host function of the problem's shape and
+//! the SM count, so that it can be tested and tuned without a GPU.
+struct GemmAutoHeuristic {
+  //! "About one full wave": a tile configuration is used when its thread blocks fill at least
+  //! this fraction of the resident slots. Below 1 so that 128 Large tiles on 132 SMs (2048^3,
+  //! 1024 x 4096 x 4096 on an H200: the Large tile is the fastest measured there) count as one.
+  static constexpr double kMinWaveFraction = 0.9;
+  //! Resident Small blocks per SM (64 x 64 x 64, 3 stages: 4 on an H200, by registers and
+  //! shared memory); the Large and Medium tiles are counted as one block per SM.
+  static constexpr int kSmallBlocksPerSm = 4;
+  //! Every K slice keeps at least this many k-tiles of the Small tile (8 x 64 = 512 of K), so
+  //! that the pipeline's prologue and the f32 workspace traffic stay small next to the work.
+  static constexpr int kMinKTilesPerSlice = 8;
+  //! The largest split factor (the reduction reads every slice once).
+  static constexpr int kMaxSplitK = 16;
+
+  //! The configuration for an `m x n x k` problem with `batch` batches on `sm_count` SMs.
+  //! Empty problems (no output) get the Small tile without split-K.
+  static constexpr GemmAutoConfig select(std::int64_t m, std::int64_t n, std::int64_t k,
+                                         std::int64_t batch, int sm_count) {
+    using Tile = GemmAutoConfig::Tile;
+    const double sms = sm_count > 0 ? sm_count : 1;
+    const double wave = kMinWaveFraction * sms;
+    if (m <= 0 || n <= 0 || batch <= 0) return GemmAutoConfig{Tile::kSmall, 1};
+    if (tiles<GemmAutoLargePolicy>(m, n, batch) >= wave) return GemmAutoConfig{Tile::kLarge, 1};
+    if (tiles<GemmAutoMediumPolicy>(m, n, batch) >= wave) return GemmAutoConfig{Tile::kMedium, 1};
+
+    constexpr int kTileK = GemmAutoSmallPolicy::Tile::kK;
+    const std::int64_t small_tiles = tiles<GemmAutoSmallPolicy>(m, n, batch);
+    const std::int64_t k_tiles = k > 0 ? (k + kTileK - 1) / kTileK : 0;
+    const double slots = wave * kSmallBlocksPerSm;
+    int split = 1;
+    while (2 * split <= kMaxSplitK && double(small_tiles) * split < slots &&
+           k_tiles >= std::int64_t(2) * split * kMinKTilesPerSlice)
+      split *= 2;
+    // split <= k_tiles, so split_k_slices runs exactly `split` slices.
+    return GemmAutoConfig{Tile::kSmall, split};
+  }
+
+ private:
+  template <class P>
+  static constexpr std::int64_t tiles(std::int64_t m, std::int64_t n, std::int64_t batch) {
+    return (m + P::Tile::kM - 1) / P::Tile::kM * ((n + P::Tile::kN - 1) / P::Tile::kN) * batch;
+  }
+};
+
+//! A GEMM that picks its tile configuration and split-K factor per problem
+//! (GemmAutoHeuristic), from three GemmMultistage instantiations.
+//!
+//! \tparam ElementAB  `__half` or `__nv_bfloat16` (A and B)
+//! \tparam ElementD   `__half`, `__nv_bfloat16` or `float` (C and D)
+//! \tparam LayoutA    layout of A (M x K)
+//! \tparam LayoutB    layout of B (K x N)
+//!
+//! The arguments are GemmMultistage's; `args.split_k` is ignored (the heuristic sets it), and
+//! `args.workspace` / `args.workspace_bytes` must hold `workspace_size(args)` bytes, which is 0
+//! unless the heuristic splits K. Only the Small configuration is compiled with split-K.
+//!
+//! \code
+//! using Gemm = tilepipe::GemmAuto<__half, __half, tilepipe::Layout::kRowMajor,
+//!                                 tilepipe::Layout::kColumnMajor>;
+//! Gemm::Arguments args;  // m, n, k, a, b, d, ...
+//! std::size_t bytes = Gemm::workspace_size(args);   // for the current device
+//! void* ws = nullptr;
+//! if (bytes) cudaMalloc(&ws, bytes);
+//! args.workspace = ws; args.workspace_bytes = bytes;
+//! tilepipe::Status s = Gemm::run(args, stream);
+//! \endcode
+template <class ElementAB, class ElementD, Layout LayoutA, Layout LayoutB>
+class GemmAuto {
+ public:
+  using Arguments = GemmArguments<ElementAB, ElementD>;
+  using Config = GemmAutoConfig;
+  using Heuristic = GemmAutoHeuristic;
+  using Large = GemmMultistage<ElementAB, ElementD, LayoutA, LayoutB, 4, GemmAutoLargePolicy>;
+  using Medium = GemmMultistage<ElementAB, ElementD, LayoutA, LayoutB, 4, GemmAutoMediumPolicy>;
+  using Small = GemmMultistageSplitK<ElementAB, ElementD, LayoutA, LayoutB, 3, GemmAutoSmallPolicy>;
+  static constexpr Layout kLayoutA = LayoutA;
+  static constexpr Layout kLayoutB = LayoutB;
+
+  //! The configuration `run` uses for `args` on a GPU with `sm_count` SMs (no device needed).
+  static Config select(const Arguments& args, int sm_count) {
+    return Heuristic::select(args.m, args.n, args.k, args.batch_count, sm_count);
+  }
+
+  //! Bytes of workspace `run` needs for `args` on a GPU with `sm_count` SMs.
+  static std::size_t workspace_size(const Arguments& args, int sm_count) {
+    return workspace_size(args, select(args, sm_count));
+  }
+  //! Bytes of workspace `run` needs for `args` on the current device (0 if it cannot be queried:
+  //! `run` then reports the error).
+  static std::size_t workspace_size(const Arguments& args) {
+    int sms = 0;
+    if (!current_sm_count(&sms)) return 0;
+    return workspace_size(args, sms);
+  }
+  //! Bytes of workspace configuration `config` needs for `args`.
+  static std::size_t workspace_size(const Arguments& args, const Config& config) {
+    if (config.tile != Config::Tile::kSmall) return 0;
+    return Small::workspace_size(with_split(args, config.split_k));
+  }
+
+  //! Checks `args` for the configuration chosen on the current device (see GemmMultistage).
+  static Status can_implement(const Arguments& args) {
+    int sms = 0;
+    Status s = current_sm_count(&sms);
+    if (!s) return s;
+    return can_implement(args, select(args, sms));
+  }
+  //! Checks `args` for configuration `config`.
+  static Status can_implement(const Arguments& args, const Config& config) {
+    const Arguments a = with_split(args, config.split_k);
+    switch (config.tile) {
+      case Config::Tile::kLarge: return Large::can_implement(a);
+      case Config::Tile::kMedium: return Medium::can_implement(a);
+      case Config::Tile::kSmall: return Small::can_implement(a);
+    }
+    return invalid_config(config);
+  }
+
+  //! Chooses the configuration for the current device and runs it on `stream`.
+  static Status run(const Arguments& args, cudaStream_t stream = nullptr) {
+    int sms = 0;
+    Status s = current_sm_count(&sms);
+    if (!s) return s;
+    return run(args, select(args, sms), stream);
+  }
+  //! Runs configuration `config` (e.g. one chosen earlier by `select`) on `stream`.
+  static Status run(const Arguments& args, const Config& config, cudaStream_t stream = nullptr) {
+    if (config.tile != Config::Tile::kSmall && config.split_k != 1) return invalid_config(config);
+    const Arguments a = with_split(args, config.split_k);
+    switch (config.tile) {
+      case Config::Tile::kLarge: return Large::run(a, stream);
+      case Config::Tile::kMedium: return Medium::run(a, stream);
+      case Config::Tile::kSmall: return Small::run(a, stream);
+    }
+    return invalid_config(config);
+  }
+
+  //! The current device's SM count.
+  static Status current_sm_count(int* sm_count) {
+    int device = 0;
+    cudaError_t e = cudaGetDevice(&device);
+    if (e == cudaSuccess) e = cudaDeviceGetAttribute(sm_count, cudaDevAttrMultiProcessorCount, device);
+    if (e != cudaSuccess)
+      return Status::error(Status::Code::kCudaError,
+                           std::string("GemmAuto: querying the SM count failed: ") + cudaGetErrorString(e));
+    return Status::success();
+  }
+
+ private:
+  static Arguments with_split(const Arguments& args, int split_k) {
+    Arguments a = args;
+    a.split_k = split_k;
+    return a;
+  }
+  static Status invalid_config(const Config& config) {
+    return Status::error(Status::Code::kInvalidArgument,
+                         "GemmAuto: configuration " + config.name() +
+                             " is not one GemmAuto runs (only the Small tile splits K)");
+  }
+};
+
+}  // namespace tilepipe

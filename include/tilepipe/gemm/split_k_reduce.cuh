@@ -1,0 +1,213 @@
+#pragma once
+//! \file
+//! Split-K for GemmMultistage: how K is cut into slices, how the f32 workspace of partial
+//! products is laid out, and the kernel that sums the slices in a fixed order and applies the
+//! epilogue `D = alpha * sum + beta * C`.
+//!
+//! "Parallel split-K": K is cut into S slices of whole k-tiles (SplitKSlices). The thread block
+//! of slice `s` and output tile `t` runs the ordinary mainloop over its slice and stores its f32
+//! accumulators into workspace slab `s`; a second, elementwise kernel then adds the slabs in the order 0, 1, ..., S - 1 (so
+//! the result does not depend on scheduling: it is bit-identical from run to run) and writes D.
+//!
+//! The slice arithmetic is plain host/device C++ so that it can be tested on the CPU.
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+
+#include "../detail/macros.cuh"
+#include "../epilogue/linear_combination.cuh"
+#include "../layout/tile_shape.cuh"
+
+namespace tilepipe {
+
+//! How a GEMM's K is cut for split-K: `count` slices of whole k-tiles, as even as that allows
+//! (the first `longer` slices have one k-tile more than the others), in order along K.
+struct SplitKSlices {
+  int count = 1;        //!< slices that run (1: no split-K)
+  int k_tiles = 0;      //!< k-tiles in every slice, plus one in each of the first `longer`
+  int longer = 0;       //!< slices with one more k-tile
+  int tile_k = 1;       //!< depth of a k-tile
+  int k = 0;            //!< the GEMM's K
+
+  //! First k of slice `s`.
+  TILEPIPE_HOST_DEVICE constexpr int begin(int s) const {
+    return (s * k_tiles + (s < longer ? s : longer)) * tile_k;
+  }
+  //! K extent of slice `s`: whole k-tiles, but the last slice ends at K. Never 0 when K > 0.
+  TILEPIPE_HOST_DEVICE constexpr int extent(int s) const {
+    const int first = begin(s);
+    const int end = first + (k_tiles + (s < longer ? 1 : 0)) * tile_k;
+    return (end < k ? end : k) - first;
+  }
+};
+
+//! The slices of `k` for `split_k` requested slices of k-tiles `tile_k` deep: every slice is a
+//! whole number of k-tiles (the last one may end early, at K) and none is empty, so
+//! `min(split_k, ceil(k / tile_k))` slices run; 1 when `split_k <= 1` or `k <= tile_k` (K = 0
+//! included). E.g. 10 k-tiles in 4 slices: 3 + 3 + 2 + 2.
+TILEPIPE_HOST_DEVICE constexpr SplitKSlices split_k_slices(int k, int split_k, int tile_k) {
+  SplitKSlices s;
+  s.k = k > 0 ? k : 0;
+  s.tile_k = tile_k > 0 ? tile_k : 1;
+  const int tiles = s.k / s.tile_k + (s.k % s.tile_k != 0 ? 1 : 0);
+  s.count = split_k < 1 ? 1 : split_k < tiles ? split_k : tiles > 0 ? tiles : 1;
+  s.k_tiles = tiles / s.count;
+  s.longer = tiles % s.count;
+  return s;
+}
+
+//! Where the partial products of split-K live: `slices x batches` slabs of f32, each an
+//! `outer x ld` matrix in D's orientation (row-major D: `outer = M` rows of `N` columns;
+//! column-major D: `outer = N` columns of `M` rows), slab `(s, b)` at element
+//! `(s * batches + b) * slab_elements`. `ld` is the contiguous extent rounded up to 4 floats so
+//! that every row of the slab starts 16-byte aligned; the padding elements may be written by the
+//! partial kernel and are never read.
+struct SplitKWorkspace {
+  std::int64_t ld = 0;              //!< floats between consecutive rows (columns) of a slab
+  std::int64_t slab_elements = 0;   //!< floats in one slab: outer * ld
+  std::int64_t slices = 0;
+  std::int64_t batches = 0;
+
+  //! The layout for an `m x n` D in `layout_cd`, `slices` slices, `batches` batches.
+  static constexpr SplitKWorkspace make(int m, int n, Layout layout_cd, int slices, int batches) {
+    const std::int64_t outer = layout_cd == Layout::kRowMajor ? m : n;
+    const std::int64_t inner = layout_cd == Layout::kRowMajor ? n : m;
+    SplitKWorkspace w;
+    w.ld = (inner + 3) / 4 * 4;
+    w.slab_elements = outer * w.ld;
+    w.slices = slices;
+    w.batches = batches;
+    return w;
+  }
+
+  //! Bytes of the whole workspace; saturates at the largest `std::size_t` instead of wrapping.
+  constexpr std::size_t bytes() const {
+    if (slab_elements <= 0 || slices <= 0 || batches <= 0) return 0;
+    constexpr std::size_t kMax = std::numeric_limits<std::size_t>::max();
+    const std::size_t factors[3] = {static_cast<std::size_t>(slab_elements),
+                                    static_cast<std::size_t>(slices),
+                                    static_cast<std::size_t>(batches)};
+    std::size_t total = sizeof(float);
+    for (const std::size_t f : factors) {
+      if (total > kMax / f) return kMax;
+      total *= f;
+    }
+    return total;
+  }
+};
+
+namespace detail {
+
+//! What the split-K reduction kernel receives. D (and C) are seen in their own orientation:
+//! `outer` lines of `inner` contiguous elements, line `o` at `o * ldd` (`o * ldc`).
+template <class ElementD>
+struct SplitKReduceParams {
+  const float* workspace = nullptr;
+  ElementD* d = nullptr;
+  const ElementD* c = nullptr;
+  std::int64_t ldd = 0, ldc = 0, ldw = 0;
+  std::int64_t slab_elements = 0;  //!< workspace floats between consecutive batches
+  std::int64_t slice_elements = 0; //!< workspace floats between consecutive slices
+  std::int64_t batch_stride_c = 0, batch_stride_d = 0;
+  int outer = 0, inner = 0, slices = 1;
+  float alpha = 1.0f, beta = 0.0f;
+};
+
+//! Threads per block of the reduction kernel.
+inline constexpr int kSplitKReduceThreads = 256;
+
+//! `D = alpha * (slab_0 + slab_1 + ... + slab_{S-1}) + beta * C`, summed in that order in f32.
+//! Each thread handles 16 bytes of D at a time (8 16-bit or 4 f32 elements), grid-stride over
+//! the lines of one batch; `blockIdx.y` is the batch. Elements past `inner` of a line (the
+//! slab's padding, and D's leading-dimension gap) are neither read nor written.
+template <class ElementD>
+__global__ void __launch_bounds__(kSplitKReduceThreads)
+split_k_reduce_kernel(const SplitKReduceParams<ElementD> p) {
+  constexpr int kVector = 16 / static_cast<int>(sizeof(ElementD));
+  const std::int64_t batch = blockIdx.y;
+  const float* ws = p.workspace + batch * p.slab_elements;
+  ElementD* d = p.d + batch * p.batch_stride_d;
+  const ElementD* c = p.beta != 0.0f ? p.c + batch * p.batch_stride_c : nullptr;
+  const std::int64_t vectors_per_line = (p.inner + kVector - 1) / kVector;
+  const std::int64_t vectors = vectors_per_line * p.outer;
+  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+  for (std::int64_t v = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; v < vectors; v += stride) {
+    const std::int64_t line = v / vectors_per_line;
+    const int i0 = static_cast<int>(v - line * vectors_per_line) * kVector;
+    const float* src = ws + line * p.ldw + i0;
+    ElementD* dst = d + line * p.ldd + i0;
+    const ElementD* src_c = c != nullptr ? c + line * p.ldc + i0 : nullptr;
+    if (i0 + kVector <= p.inner) {
+      // A whole vector: 16-byte loads of every slab (rows of a slab start 16-byte aligned and
+      // i0 is a multiple of 4), a 16-byte load of C and a 16-byte store of D.
+      constexpr int kQuads = kVector / 4;
+      float4 sum[kQuads];
+      TILEPIPE_UNROLL
+      for (int q = 0; q < kQuads; ++q) sum[q] = *reinterpret_cast<const float4*>(src + 4 * q);
+      // Several slabs' loads in flight per thread. (Unrolling the f32 case 4 times makes ptxas
+      // for sm_90 squeeze the kernel into 32 registers and spill.)
+      constexpr int kUnroll = kVector == 8 ? 4 : 2;
+#pragma unroll kUnroll
+      for (int s = 1; s < p.slices; ++s) {
+        const float* slab = src + s * p.slice_elements;
+        TILEPIPE_UNROLL
+        for (int q = 0; q < kQuads; ++q) {
+          const float4 f = *reinterpret_cast<const float4*>(slab + 4 * q);
+          sum[q].x += f.x; sum[q].y += f.y; sum[q].z += f.z; sum[q].w += f.w;
+        }
+      }
+      float x[kVector];
+      TILEPIPE_UNROLL
+      for (int q = 0; q < kQuads; ++q) {
+        x[4 * q] = p.alpha * sum[q].x;
+        x[4 * q + 1] = p.alpha * sum[q].y;
+        x[4 * q + 2] = p.alpha * sum[q].z;
+        x[4 * q + 3] = p.alpha * sum[q].w;
+      }
+      if (src_c != nullptr) {
+        const uint4 raw = *reinterpret_cast<const uint4*>(src_c);
+        const ElementD* cv = reinterpret_cast<const ElementD*>(&raw);
+        TILEPIPE_UNROLL
+        for (int e = 0; e < kVector; ++e) x[e] += p.beta * to_float(cv[e]);
+      }
+      uint4 out;
+      ElementD* ov = reinterpret_cast<ElementD*>(&out);
+      TILEPIPE_UNROLL
+      for (int e = 0; e < kVector; ++e) ov[e] = from_float<ElementD>(x[e]);
+      *reinterpret_cast<uint4*>(dst) = out;
+    } else {
+      // The end of a line: element by element, the same arithmetic in the same order.
+      const int count = p.inner - i0;
+      for (int e = 0; e < count; ++e) {
+        float sum = src[e];
+        for (int s = 1; s < p.slices; ++s) sum += src[s * p.slice_elements + e];
+        float y = p.alpha * sum;
+        if (src_c != nullptr) y += p.beta * to_float(src_c[e]);
+        dst[e] = from_float<ElementD>(y);
+      }
+    }
+  }
+}
+
+//! Launches the reduction on `stream` for `batches` batches (at most 65535, the grid's y limit).
+template <class ElementD>
+cudaError_t launch_split_k_reduce(const SplitKReduceParams<ElementD>& p, int batches,
+                                  cudaStream_t stream) {
+  constexpr int kVector = 16 / static_cast<int>(sizeof(ElementD));
+  const std::int64_t vectors = (std::int64_t(p.inner) + kVector - 1) / kVector * p.outer;
+  // Enough blocks to cover the batch once, but no more than a few waves' worth on any GPU: the
+  // loop strides over the rest.
+  constexpr std::int64_t kMaxBlocks = 8192;
+  std::int64_t blocks = (vectors + kSplitKReduceThreads - 1) / kSplitKReduceThreads;
+  if (blocks > kMaxBlocks) blocks = kMaxBlocks;
+  if (blocks < 1) blocks = 1;
+  split_k_reduce_kernel<ElementD><<<dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(batches)),
+                                    kSplitKReduceThreads, 0, stream>>>(p);
+  return cudaGetLastError();
+}
+
+}  // namespace detail
+}  // namespace tilepipe

@@ -1,0 +1,87 @@
+// GemmAuto (gemm_heuristic.cuh) on the device: the configuration it chooses for small, skinny,
+// degenerate and large shapes computes the right D (every element, guard bands around D and the
+// split-K workspace), and on a GPU like the benchmark's the choices split K where expected.
+
+#include <gtest/gtest.h>
+
+#include <tilepipe/gemm/gemm_heuristic.cuh>
+
+#include "gemm_test_util.cuh"
+
+namespace {
+
+using tilepipe::GemmAutoConfig;
+using tilepipe::Layout;
+using tptest::GemmCase;
+using tptest::Reference;
+
+using AutoTN = tilepipe::GemmAuto<__half, __half, Layout::kRowMajor, Layout::kColumnMajor>;
+using AutoNT = tilepipe::GemmAuto<__nv_bfloat16, float, Layout::kColumnMajor, Layout::kRowMajor>;
+
+int device_sms() {
+  int sms = 0;
+  EXPECT_TRUE(AutoTN::current_sm_count(&sms).ok());
+  return sms;
+}
+
+template <class Auto, class AB, class D>
+void run_case(const GemmCase& gc, Reference ref, std::uint32_t seed) {
+  typename Auto::Arguments args;
+  args.m = gc.m; args.n = gc.n; args.k = gc.k; args.batch_count = gc.batch;
+  const GemmAutoConfig chosen = Auto::select(args, device_sms());
+  SCOPED_TRACE("GemmAuto chose " + chosen.name());
+  tptest::run_gemm_case<Auto, AB, D>(gc, ref, seed);
+}
+
+}  // namespace
+
+TEST(GemmAuto, SmallAndSkinnyShapesAgainstCublas) {
+  const GemmCase cases[] = {
+      {16, 4096, 4096},
+      {128, 4096, 4096},
+      {512, 512, 512},
+      {1024, 1024, 1024},
+      {1, 4096, 4096},
+      {16, 14336, 4096},
+      {2048, 2048, 512},  // the Large tile
+  };
+  std::uint32_t seed = 100;
+  for (const GemmCase& gc : cases) run_case<AutoTN, __half, __half>(gc, Reference::kCublas, seed++);
+}
+
+TEST(GemmAuto, ExactSmallIntegers) {
+  // alpha, beta, column-major D, batches and padding through whichever configuration is chosen.
+  GemmCase cases[] = {
+      {1, 1, 1},
+      {16, 64, 1},                                         // K = 1
+      {37, 300, 0, Layout::kRowMajor, 2.0f, 0.5f},         // K = 0: D = beta * C
+      {100, 200, 3000, Layout::kColumnMajor, 0.5f, -1.0f},  // split-K with beta, column-major D
+      {64, 96, 2000, Layout::kRowMajor, 1.0f, 1.0f, 3},     // batched split-K
+      {300, 260, 1500, Layout::kColumnMajor, 1.0f, 0.0f, 1, 8},
+  };
+  std::uint32_t seed = 200;
+  for (const GemmCase& gc : cases) run_case<AutoTN, __half, __half>(gc, Reference::kExactCpu, seed++);
+  for (const GemmCase& gc : cases) run_case<AutoNT, __nv_bfloat16, float>(gc, Reference::kExactCpu, seed++);
+}
+
+// On a GPU with the H200's SM count, the benchmark's skinny shapes split K (the rule itself is
+// host-tested in test/host/test_gemm_heuristic.cu; this checks what run() will do here).
+TEST(GemmAuto, ChoicesOnThisDevice) {
+  AutoTN::Arguments a;
+  a.m = 16; a.n = 4096; a.k = 4096;
+  const GemmAutoConfig small = AutoTN::select(a, device_sms());
+  EXPECT_EQ(small.tile, GemmAutoConfig::Tile::kSmall);
+  EXPECT_GT(small.split_k, 1) << small.name();
+  EXPECT_EQ(AutoTN::workspace_size(a), std::size_t(small.split_k) * 16 * 4096 * 4);
+  a.m = a.n = a.k = 8192;
+  EXPECT_EQ(AutoTN::select(a, device_sms()).tile, GemmAutoConfig::Tile::kLarge);
+  EXPECT_EQ(AutoTN::workspace_size(a), 0u);
+  // A workspace that is too small is refused, naming what is needed.
+  a.m = 16; a.n = 4096; a.k = 4096;
+  tptest::DeviceBuffer<__half> A(16 * 4096), B(4096 * 4096), D(16 * 4096);
+  ASSERT_TRUE(A.ok() && B.ok() && D.ok());
+  a.a = A.get(); a.lda = 4096; a.b = B.get(); a.ldb = 4096; a.d = D.get(); a.ldd = 4096;
+  const tilepipe::Status s = AutoTN::run(a);
+  EXPECT_EQ(s.code(), tilepipe::Status::Code::kInvalidArgument);
+  EXPECT_NE(s.message().find(std::to_string(AutoTN::workspace_size(a))), std::string::npos) << s.message();
+}

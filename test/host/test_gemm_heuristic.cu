@@ -1,0 +1,201 @@
+// Host tests of split-K's slicing and of GemmAuto's configuration rule (GemmAutoHeuristic): the
+// choices on the benchmark's shapes, monotonicity, and that no choice leaves a K slice empty.
+// No GPU is needed: select() is a pure function of the shape and the SM count.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <tilepipe/gemm/gemm_heuristic.cuh>
+
+using tilepipe::GemmAutoConfig;
+using tilepipe::GemmAutoHeuristic;
+using tilepipe::Layout;
+using Tile = GemmAutoConfig::Tile;
+
+namespace {
+
+constexpr int kH200Sms = 132;
+constexpr int kSmallTileK = tilepipe::GemmAutoSmallPolicy::Tile::kK;
+
+GemmAutoConfig select(std::int64_t m, std::int64_t n, std::int64_t k, int sms = kH200Sms,
+                      std::int64_t batch = 1) {
+  return GemmAutoHeuristic::select(m, n, k, batch, sms);
+}
+
+int rank(Tile t) { return t == Tile::kLarge ? 2 : t == Tile::kMedium ? 1 : 0; }
+
+}  // namespace
+
+TEST(SplitKSlices, EvenNeverEmptyCoveringK) {
+  for (int k = 0; k <= 3000; ++k)
+    for (int split = -1; split <= 40; ++split)
+      for (int tile_k : {32, 64}) {
+        const tilepipe::SplitKSlices s = tilepipe::split_k_slices(k, split, tile_k);
+        const int k_tiles = (k + tile_k - 1) / tile_k;
+        const int want = split <= 1 || k_tiles <= 1 ? 1 : std::min(split, k_tiles);
+        ASSERT_EQ(s.count, want) << k << " / " << split;
+        int next = 0, shortest = 1 << 30, longest = 0;
+        for (int i = 0; i < s.count; ++i) {
+          ASSERT_EQ(s.begin(i), next) << "slices follow each other";
+          ASSERT_EQ(s.begin(i) % tile_k, 0) << "slices start on a k-tile";
+          const int e = s.extent(i);
+          if (k > 0) ASSERT_GT(e, 0) << "slice " << i << " of " << k << " / " << split << " is empty";
+          if (i + 1 < s.count) {
+            ASSERT_EQ(e % tile_k, 0) << "only the last slice ends inside a k-tile";
+            shortest = std::min(shortest, e);
+            longest = std::max(longest, e);
+          }
+          next += e;
+        }
+        ASSERT_EQ(next, k) << "the slices cover K";
+        if (s.count > 2) ASSERT_LE(longest - shortest, tile_k) << "as even as whole k-tiles allow";
+      }
+}
+
+TEST(SplitKSlices, Examples) {
+  const tilepipe::SplitKSlices a = tilepipe::split_k_slices(4096, 8, 64);
+  EXPECT_EQ(a.count, 8);
+  EXPECT_EQ(a.begin(7), 7 * 512);
+  EXPECT_EQ(a.extent(7), 512);
+  // 10 k-tiles in 4 slices: 3 + 3 + 2 + 2, the last ending at K = 600.
+  const tilepipe::SplitKSlices b = tilepipe::split_k_slices(600, 4, 64);
+  EXPECT_EQ(b.count, 4);
+  EXPECT_EQ(b.extent(0), 192);
+  EXPECT_EQ(b.extent(1), 192);
+  EXPECT_EQ(b.extent(2), 128);
+  EXPECT_EQ(b.begin(3), 512);
+  EXPECT_EQ(b.extent(3), 88);
+  EXPECT_EQ(tilepipe::split_k_slices(3 * 64, 16, 64).count, 3);  // at most one slice a k-tile
+  EXPECT_EQ(tilepipe::split_k_slices(64, 4, 64).count, 1);       // one k-tile cannot be split
+  EXPECT_EQ(tilepipe::split_k_slices(0, 4, 64).count, 1);        // K = 0: D = beta * C
+  EXPECT_EQ(tilepipe::split_k_slices(0, 4, 64).extent(0), 0);
+  EXPECT_EQ(tilepipe::split_k_slices(1, 4, 64).count, 1);
+  EXPECT_EQ(tilepipe::split_k_slices(1000, 1, 64).extent(0), 1000);
+}
+
+// The benchmark's shapes on an H200 (132 SMs). Large problems keep the default tile; the small
+// and skinny ones get the Small tile with split-K where K is long enough.
+TEST(GemmAutoHeuristic, BenchmarkShapesOnH200) {
+  struct Case {
+    int m, n, k;
+    GemmAutoConfig want;
+  };
+  const Case cases[] = {
+      {512, 512, 512, {Tile::kSmall, 1}},        // 64 Small tiles, 8 k-tiles: too short to split
+      {1024, 1024, 1024, {Tile::kSmall, 2}},     // 256 Small tiles x 2 = 512 blocks
+      {2048, 2048, 2048, {Tile::kLarge, 1}},     // 128 Large tiles: one wave
+      {4096, 4096, 4096, {Tile::kLarge, 1}},
+      {8192, 8192, 8192, {Tile::kLarge, 1}},
+      {16384, 16384, 16384, {Tile::kLarge, 1}},
+      {16, 4096, 4096, {Tile::kSmall, 8}},       // 64 Small tiles x 8
+      {128, 4096, 4096, {Tile::kSmall, 4}},      // 128 x 4
+      {1024, 4096, 4096, {Tile::kLarge, 1}},
+      {8192, 4096, 4096, {Tile::kLarge, 1}},
+      {16, 14336, 4096, {Tile::kSmall, 4}},      // 224 x 4
+      {128, 14336, 4096, {Tile::kSmall, 2}},     // 448 x 2
+      {1024, 14336, 4096, {Tile::kLarge, 1}},
+      {8192, 14336, 4096, {Tile::kLarge, 1}},
+      {16, 4096, 14336, {Tile::kSmall, 8}},
+      {128, 4096, 14336, {Tile::kSmall, 4}},
+      {1024, 4096, 14336, {Tile::kLarge, 1}},
+      {8192, 4096, 14336, {Tile::kLarge, 1}},
+  };
+  for (const Case& c : cases) {
+    const GemmAutoConfig got = select(c.m, c.n, c.k);
+    EXPECT_EQ(got, c.want) << c.m << "x" << c.n << "x" << c.k << ": got " << got.name()
+                           << ", want " << c.want.name();
+  }
+  // Names, as the benchmark prints them.
+  EXPECT_EQ(select(16, 4096, 4096).name(), "64x64x64/w32x32/s3,splitK=8");
+  EXPECT_EQ(select(4096, 4096, 4096).name(), "256x128x32/w64x64/s4");
+  EXPECT_EQ((GemmAutoConfig{Tile::kMedium, 1}.name()), "128x128x32/w64x64/s4");
+}
+
+TEST(GemmAutoHeuristic, MediumBetweenLargeAndSmall) {
+  // 512 x 4096: 64 Large tiles (half a wave) but 128 Medium ones.
+  EXPECT_EQ(select(512, 4096, 4096), (GemmAutoConfig{Tile::kMedium, 1}));
+  // A smaller GPU (46 SMs): 1024^3 is 32 Large tiles, 64 Medium tiles.
+  EXPECT_EQ(select(1024, 1024, 1024, 46), (GemmAutoConfig{Tile::kMedium, 1}));
+}
+
+TEST(GemmAutoHeuristic, EdgeShapes) {
+  EXPECT_EQ(select(1, 1, 1), (GemmAutoConfig{Tile::kSmall, 1}));
+  EXPECT_EQ(select(1, 4096, 4096), (GemmAutoConfig{Tile::kSmall, 8}));
+  EXPECT_EQ(select(16, 4096, 1), (GemmAutoConfig{Tile::kSmall, 1}));
+  EXPECT_EQ(select(16, 4096, 0), (GemmAutoConfig{Tile::kSmall, 1}));  // K = 0: nothing to split
+  EXPECT_EQ(select(0, 4096, 4096), (GemmAutoConfig{Tile::kSmall, 1}));  // empty output
+  EXPECT_EQ(select(64, 64, 1 << 20), (GemmAutoConfig{Tile::kSmall, GemmAutoHeuristic::kMaxSplitK}));
+  // Batches count as tiles: 512 x 512 is 4 Large, 16 Medium and 64 Small tiles a batch.
+  EXPECT_EQ(select(512, 512, 4096, kH200Sms, 4), (GemmAutoConfig{Tile::kSmall, 2}));
+  EXPECT_EQ(select(512, 512, 4096, kH200Sms, 8), (GemmAutoConfig{Tile::kMedium, 1}));
+  EXPECT_EQ(select(512, 512, 4096, kH200Sms, 64), (GemmAutoConfig{Tile::kLarge, 1}));
+  // A device count of 0 (unknown) is treated as one SM.
+  EXPECT_EQ(select(256, 128, 4096, 0), (GemmAutoConfig{Tile::kLarge, 1}));
+}
+
+// Over a grid of shapes and SM counts: slices are never empty and every slice keeps its minimum
+// of k-tiles; only the Small tile splits; more output tiles never mean a smaller tile or more
+// slices, and a longer K never means fewer slices.
+TEST(GemmAutoHeuristic, InvariantsAndMonotonicity) {
+  const std::vector<int> ms = {1, 7, 16, 64, 100, 128, 200, 256, 384, 512, 1000, 1024, 2048, 4096, 8192};
+  const std::vector<int> ns = {1, 64, 128, 500, 1024, 4096, 14336};
+  const std::vector<int> ks = {0, 1, 63, 64, 65, 500, 512, 1024, 1100, 4096, 14336, 65536, 1 << 20};
+  for (int sms : {1, 46, 108, 132, 170}) {
+    for (int n : ns)
+      for (int k : ks) {
+        GemmAutoConfig previous{Tile::kSmall, 1 << 30};
+        bool first = true;
+        for (int m : ms) {
+          const GemmAutoConfig c = select(m, n, k, sms);
+          SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
+                       " on " + std::to_string(sms) + " SMs: " + c.name());
+          ASSERT_GE(c.split_k, 1);
+          ASSERT_LE(c.split_k, GemmAutoHeuristic::kMaxSplitK);
+          if (c.tile != Tile::kSmall) ASSERT_EQ(c.split_k, 1);
+          const tilepipe::SplitKSlices s = tilepipe::split_k_slices(k, c.split_k, kSmallTileK);
+          ASSERT_EQ(s.count, c.split_k) << "the split factor is the number of slices that run";
+          for (int i = 0; i < s.count && c.split_k > 1; ++i) {
+            ASSERT_GT(s.extent(i), 0) << "slice " << i << " is empty";
+            ASSERT_GE(s.extent(i), (GemmAutoHeuristic::kMinKTilesPerSlice - 1) * kSmallTileK)
+                << "slice " << i << " is shorter than the minimum";
+          }
+          if (!first) {
+            ASSERT_GE(rank(c.tile), rank(previous.tile)) << "a larger M got a smaller tile";
+            if (c.tile == previous.tile) ASSERT_LE(c.split_k, previous.split_k) << "a larger M got more slices";
+          }
+          previous = c;
+          first = false;
+        }
+      }
+    for (int m : ms)
+      for (int n : ns) {
+        int previous = 0;
+        for (int k : ks) {
+          const GemmAutoConfig c = select(m, n, k, sms);
+          ASSERT_GE(c.split_k, previous) << m << "x" << n << "x" << k << ": a longer K got fewer slices";
+          previous = c.split_k;
+        }
+      }
+  }
+}
+
+TEST(GemmAuto, SelectAndWorkspaceFromArguments) {
+  using Auto = tilepipe::GemmAuto<__half, __half, Layout::kRowMajor, Layout::kColumnMajor>;
+  Auto::Arguments a;
+  a.m = 16; a.n = 4096; a.k = 4096;
+  a.split_k = 3;  // ignored: the heuristic decides
+  const GemmAutoConfig c = Auto::select(a, kH200Sms);
+  EXPECT_EQ(c, (GemmAutoConfig{Tile::kSmall, 8}));
+  // 8 slices x 16 rows x 4096 columns of f32.
+  EXPECT_EQ(Auto::workspace_size(a, kH200Sms), std::size_t(8) * 16 * 4096 * 4);
+  EXPECT_EQ(Auto::workspace_size(a, c), Auto::workspace_size(a, kH200Sms));
+  a.m = 4096;
+  EXPECT_EQ(Auto::select(a, kH200Sms).tile, Tile::kLarge);
+  EXPECT_EQ(Auto::workspace_size(a, kH200Sms), 0u);
+  static_assert(Auto::Small::kSplitK && !Auto::Large::kSplitK && !Auto::Medium::kSplitK,
+                "only the Small configuration is compiled with split-K");
+}
