@@ -86,12 +86,12 @@ TEST(GemmAutoHeuristic, BenchmarkShapesOnH200) {
   };
   const Case cases[] = {
       {512, 512, 512, {Tile::kSmall, 1}},        // 64 Small tiles, 8 k-tiles: too short to split
-      {1024, 1024, 1024, {Tile::kSmall, 2}},     // 256 Small tiles x 2 = 512 blocks
+      {1024, 1024, 1024, {Tile::kSmall, 1}},     // 256 Small tiles; 16 k-tiles: too short to split
       {2048, 2048, 2048, {Tile::kLarge, 1}},     // 128 Large tiles: one wave
       {4096, 4096, 4096, {Tile::kLarge, 1}},
       {8192, 8192, 8192, {Tile::kLarge, 1}},
       {16384, 16384, 16384, {Tile::kLarge, 1}},
-      {16, 4096, 4096, {Tile::kSmall, 8}},       // 64 Small tiles x 8
+      {16, 4096, 4096, {Tile::kSmall, 4}},       // 64 Small tiles x 4 (64 k-tiles: 16 a slice)
       {128, 4096, 4096, {Tile::kSmall, 4}},      // 128 x 4
       {1024, 4096, 4096, {Tile::kLarge, 1}},
       {8192, 4096, 4096, {Tile::kLarge, 1}},
@@ -110,8 +110,8 @@ TEST(GemmAutoHeuristic, BenchmarkShapesOnH200) {
                            << ", want " << c.want.name();
   }
   // Names, as the benchmark prints them.
-  EXPECT_EQ(select(16, 4096, 4096).name(), "64x64x64/w32x32/s3,splitK=8");
-  EXPECT_EQ(select(4096, 4096, 4096).name(), "256x128x32/w64x64/s4");
+  EXPECT_EQ(select(16, 4096, 4096).name(), "64x64x64/w32x32/s3,splitK=4");
+  EXPECT_EQ(select(4096, 4096, 4096).name(), "128x256x64/w64x64/s3");
   EXPECT_EQ((GemmAutoConfig{Tile::kMedium, 1}.name()), "128x128x32/w64x64/s4");
 }
 
@@ -124,7 +124,7 @@ TEST(GemmAutoHeuristic, MediumBetweenLargeAndSmall) {
 
 TEST(GemmAutoHeuristic, EdgeShapes) {
   EXPECT_EQ(select(1, 1, 1), (GemmAutoConfig{Tile::kSmall, 1}));
-  EXPECT_EQ(select(1, 4096, 4096), (GemmAutoConfig{Tile::kSmall, 8}));
+  EXPECT_EQ(select(1, 4096, 4096), (GemmAutoConfig{Tile::kSmall, 4}));
   EXPECT_EQ(select(16, 4096, 1), (GemmAutoConfig{Tile::kSmall, 1}));
   EXPECT_EQ(select(16, 4096, 0), (GemmAutoConfig{Tile::kSmall, 1}));  // K = 0: nothing to split
   EXPECT_EQ(select(0, 4096, 4096), (GemmAutoConfig{Tile::kSmall, 1}));  // empty output
@@ -189,9 +189,9 @@ TEST(GemmAuto, SelectAndWorkspaceFromArguments) {
   a.m = 16; a.n = 4096; a.k = 4096;
   a.split_k = 3;  // ignored: the heuristic decides
   const GemmAutoConfig c = Auto::select(a, kH200Sms);
-  EXPECT_EQ(c, (GemmAutoConfig{Tile::kSmall, 8}));
-  // 8 slices x 16 rows x 4096 columns of f32.
-  EXPECT_EQ(Auto::workspace_size(a, kH200Sms), std::size_t(8) * 16 * 4096 * 4);
+  EXPECT_EQ(c, (GemmAutoConfig{Tile::kSmall, 4}));
+  // 4 slices x 16 rows x 4096 columns of f32.
+  EXPECT_EQ(Auto::workspace_size(a, kH200Sms), std::size_t(4) * 16 * 4096 * 4);
   EXPECT_EQ(Auto::workspace_size(a, c), Auto::workspace_size(a, kH200Sms));
   a.m = 4096;
   EXPECT_EQ(Auto::select(a, kH200Sms).tile, Tile::kLarge);
