@@ -26,7 +26,6 @@ GemmAutoConfig select(std::int64_t m, std::int64_t n, std::int64_t k, int sms = 
   return GemmAutoHeuristic::select(m, n, k, batch, sms);
 }
 
-int rank(Tile t) { return t == Tile::kLarge ? 2 : t == Tile::kMedium ? 1 : 0; }
 
 }  // namespace
 
@@ -97,7 +96,7 @@ TEST(GemmAutoHeuristic, BenchmarkShapesOnH200) {
       {8192, 4096, 4096, {Tile::kLarge, 1}},
       {16, 14336, 4096, {Tile::kSmall, 4}},      // 224 x 4
       {128, 14336, 4096, {Tile::kSmall, 2}},     // 448 x 2
-      {1024, 14336, 4096, {Tile::kLarge, 1}},
+      {1024, 14336, 4096, {Tile::kMedium, 1}},   // 448 Large tiles = 3.39 waves: Medium
       {8192, 14336, 4096, {Tile::kLarge, 1}},
       {16, 4096, 14336, {Tile::kSmall, 8}},
       {128, 4096, 14336, {Tile::kSmall, 4}},
@@ -164,7 +163,9 @@ TEST(GemmAutoHeuristic, InvariantsAndMonotonicity) {
                 << "slice " << i << " is shorter than the minimum";
           }
           if (!first) {
-            ASSERT_GE(rank(c.tile), rank(previous.tile)) << "a larger M got a smaller tile";
+            // Large and Medium may alternate (the wave-tail rule), but once a problem is big
+            // enough for either, a larger one never falls back to the Small tile.
+            if (previous.tile != Tile::kSmall) ASSERT_NE(c.tile, Tile::kSmall) << "a larger M got the Small tile";
             if (c.tile == previous.tile) ASSERT_LE(c.split_k, previous.split_k) << "a larger M got more slices";
           }
           previous = c;

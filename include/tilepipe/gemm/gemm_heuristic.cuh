@@ -10,6 +10,8 @@
 //!    benchmark's sweep on large problems, 5 to 15% ahead of the 4-stage default
 //!    256 x 128 x 32 in the same runs) if tiles(Large) >= kMinWaveFraction * S, i.e. the
 //!    output has about one thread block per SM or more (one Large block fills an SM).
+//!    Except when its last wave would leave the GPU badly underused (average wave fill below
+//!    kMinLargeWaveEfficiency) and the Medium tile fills a wave: then Medium.
 //! 2. **Medium** (128 x 128 x 32, four 64 x 64 warp tiles, 4 stages) if
 //!    tiles(Medium) >= kMinWaveFraction * S.
 //! 3. Otherwise **Small** (64 x 64 x 64, four 32 x 32 warp tiles, 3 stages: several resident
@@ -19,8 +21,9 @@
 //!    kMinKTilesPerSlice k-tiles and the factor stays within kMaxSplitK. So every one of the
 //!    slices runs (`split_k_slices`) and none is empty.
 //!
-//! The rule is monotone: a problem with more output tiles never gets a smaller tile or a larger
-//! split factor, and a longer K never gets a smaller split factor. The thresholds are named
+//! The rule is nearly monotone: a problem with more output tiles never gets the Small tile once
+//! it had a larger one, nor a larger split factor, and a longer K never gets a smaller split
+//! factor; only the wave-tail exception moves between Large and Medium. The thresholds are named
 //! constants below, set from the first H200 measurements (docs/performance.md) and meant to be
 //! tuned from the benchmark's "auto" column.
 
@@ -83,6 +86,12 @@ struct GemmAutoHeuristic {
   //! this fraction of the resident slots. Below 1 so that 128 Large tiles on 132 SMs (2048^3,
   //! 1024 x 4096 x 4096 on an H200: the Large tile is the fastest measured there) count as one.
   static constexpr double kMinWaveFraction = 0.9;
+  //! The Large tile is used only if its waves are at least this full on average (tiles / SMs
+  //! over the whole number of waves); otherwise the Medium tile, two blocks per SM, is used.
+  //! Measured on an H200: 1024 x 14336 x 4096 (448 Large tiles, 3.39 waves, 85%) ran at 398 to
+  //! 403 TFLOP/s with the Large tile and 410 to 422 with the Medium one, while at 4096^3 (3.88
+  //! waves, 97%) Large ran 447 against 405.
+  static constexpr double kMinLargeWaveEfficiency = 0.9;
   //! Resident Small blocks per SM (64 x 64 x 64, 3 stages: 4 on an H200, by registers and
   //! shared memory); the Large and Medium tiles are counted as one block per SM.
   static constexpr int kSmallBlocksPerSm = 4;
@@ -101,8 +110,18 @@ struct GemmAutoHeuristic {
     const double sms = sm_count > 0 ? sm_count : 1;
     const double wave = kMinWaveFraction * sms;
     if (m <= 0 || n <= 0 || batch <= 0) return GemmAutoConfig{Tile::kSmall, 1};
-    if (tiles<GemmAutoLargePolicy>(m, n, batch) >= wave) return GemmAutoConfig{Tile::kLarge, 1};
-    if (tiles<GemmAutoMediumPolicy>(m, n, batch) >= wave) return GemmAutoConfig{Tile::kMedium, 1};
+    const std::int64_t large_tiles = tiles<GemmAutoLargePolicy>(m, n, batch);
+    const bool medium_fills = tiles<GemmAutoMediumPolicy>(m, n, batch) >= wave;
+    if (large_tiles >= wave) {
+      // A last wave that leaves many SMs idle costs the Large tile more than the Medium one
+      // (measured, see kMinLargeWaveEfficiency).
+      const std::int64_t slots = sm_count > 0 ? sm_count : 1;  // one Large block per SM
+      const std::int64_t whole_waves = (large_tiles + slots - 1) / slots;
+      const bool good_tail =
+          double(large_tiles) >= kMinLargeWaveEfficiency * double(whole_waves * slots);
+      return GemmAutoConfig{good_tail || !medium_fills ? Tile::kLarge : Tile::kMedium, 1};
+    }
+    if (medium_fills) return GemmAutoConfig{Tile::kMedium, 1};
 
     constexpr int kTileK = GemmAutoSmallPolicy::Tile::kK;
     const std::int64_t small_tiles = tiles<GemmAutoSmallPolicy>(m, n, batch);
