@@ -11,24 +11,6 @@ namespace {
 template <DType D, LayoutPair L>
 using AutoOf = tilepipe::GemmAuto<ElementOf<D>, ElementOf<D>, kLayoutA<L>, tilepipe::Layout::kColumnMajor>;
 
-template <DType D, LayoutPair L>
-typename AutoOf<D, L>::Arguments arguments(const Operands& op) {
-  using T = ElementOf<D>;
-  typename AutoOf<D, L>::Arguments args;
-  args.m = op.m;
-  args.n = op.n;
-  args.k = op.k;
-  args.a = static_cast<const T*>(op.a);
-  args.lda = op.lda;
-  args.b = static_cast<const T*>(op.b);
-  args.ldb = op.ldb;
-  args.d = static_cast<T*>(op.d);
-  args.ldd = op.ldd;
-  args.workspace = op.workspace;
-  args.workspace_bytes = op.workspace_bytes;
-  return args;  // alpha = 1, beta = 0, D row-major: the defaults
-}
-
 template <class Policy>
 TileConfig config_of() {
   return TileConfig{Policy::Tile::kM, Policy::Tile::kN, Policy::Tile::kK,
@@ -39,7 +21,7 @@ template <DType D, LayoutPair L>
 AutoChoice select_auto(const Operands& op, int sm_count) {
   using Auto = AutoOf<D, L>;
   using Tile = tilepipe::GemmAutoConfig::Tile;
-  const auto args = arguments<D, L>(op);
+  const auto args = arguments_of<D>(op);
   const tilepipe::GemmAutoConfig c = Auto::select(args, sm_count);
   AutoChoice out;
   out.config = c.tile == Tile::kLarge    ? config_of<tilepipe::GemmAutoLargePolicy>()
@@ -52,7 +34,7 @@ AutoChoice select_auto(const Operands& op, int sm_count) {
 
 template <DType D, LayoutPair L>
 tilepipe::Status run_auto(const Operands& op, cudaStream_t stream) {
-  return AutoOf<D, L>::run(arguments<D, L>(op), stream);
+  return AutoOf<D, L>::run(arguments_of<D>(op), stream);
 }
 
 template <DType D, LayoutPair L>

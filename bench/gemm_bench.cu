@@ -309,6 +309,21 @@ std::int64_t lda_of(const Problem& p) { return p.layout == LayoutPair::kTN ? p.k
 std::int64_t ldb_of(const Problem& p) { return p.k; }  // B is column-major in both layouts
 std::int64_t ldd_of(const Problem& p) { return p.n; }
 
+// The operands of problem `p` in buffer set `s` (no workspace).
+Operands operands_of(const Problem& p, const Buffers& buf, int s) {
+  Operands op;
+  op.m = p.m;
+  op.n = p.n;
+  op.k = p.k;
+  op.a = buf.a_of(s);
+  op.lda = lda_of(p);
+  op.b = buf.b_of(s);
+  op.ldb = ldb_of(p);
+  op.d = buf.d_of(s);
+  op.ldd = ldd_of(p);
+  return op;
+}
+
 template <class T>
 void fill(void* p, std::size_t n, std::uint64_t seed, cudaStream_t stream) {
   fill_uniform_kernel<T><<<1024, 256, 0, stream>>>(static_cast<T*>(p), n, seed);
@@ -592,16 +607,7 @@ class Bench {
       r.threads = k->threads;
       r.resources = resources_of(k);
       Launch launch = [&](int s) -> std::string {
-        Operands op;
-        op.m = p.m;
-        op.n = p.n;
-        op.k = p.k;
-        op.a = buf.a_of(s);
-        op.lda = lda_of(p);
-        op.b = buf.b_of(s);
-        op.ldb = ldb_of(p);
-        op.d = buf.d_of(s);
-        op.ldd = ldd_of(p);
+        Operands op = operands_of(p, buf, s);
         const tilepipe::Status st = k->run(op, stream_);
         return st ? "" : st.message();
       };
@@ -630,16 +636,7 @@ class Bench {
       void* workspace = nullptr;
       if (choice.workspace_bytes > 0) CHECK_CUDA(cudaMalloc(&workspace, choice.workspace_bytes));
       Launch launch = [&](int s) -> std::string {
-        Operands op;
-        op.m = p.m;
-        op.n = p.n;
-        op.k = p.k;
-        op.a = buf.a_of(s);
-        op.lda = lda_of(p);
-        op.b = buf.b_of(s);
-        op.ldb = ldb_of(p);
-        op.d = buf.d_of(s);
-        op.ldd = ldd_of(p);
+        Operands op = operands_of(p, buf, s);
         op.workspace = workspace;
         op.workspace_bytes = choice.workspace_bytes;
         const tilepipe::Status st = ak->run(op, stream_);

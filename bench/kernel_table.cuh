@@ -41,16 +41,11 @@ inline constexpr std::size_t kMaxRingBytes = 163 * 1024;
 template <int TM, int TN, int TK, int S>
 inline constexpr std::size_t kRingBytes = std::size_t(S) * (TM + TN) * TK * 2;  // 16-bit A and B
 
-template <DType D, LayoutPair L, int TM, int TN, int TK, int WM, int WN, int S>
-using GemmOf = tilepipe::GemmMultistage<ElementOf<D>, ElementOf<D>, kLayoutA<L>,
-                                        tilepipe::Layout::kColumnMajor, S,
-                                        tilepipe::GemmPolicy<TM, TN, TK, WM, WN, S>>;
-
-template <DType D, LayoutPair L, int TM, int TN, int TK, int WM, int WN, int S>
-tilepipe::Status run_gemm(const Operands& op, cudaStream_t stream) {
+//! GEMM arguments for the benchmark's operands: alpha = 1, beta = 0, D row-major (the defaults).
+template <DType D>
+tilepipe::GemmArguments<ElementOf<D>, ElementOf<D>> arguments_of(const Operands& op) {
   using T = ElementOf<D>;
-  using Gemm = GemmOf<D, L, TM, TN, TK, WM, WN, S>;
-  typename Gemm::Arguments args;
+  tilepipe::GemmArguments<T, T> args;
   args.m = op.m;
   args.n = op.n;
   args.k = op.k;
@@ -60,7 +55,19 @@ tilepipe::Status run_gemm(const Operands& op, cudaStream_t stream) {
   args.ldb = op.ldb;
   args.d = static_cast<T*>(op.d);
   args.ldd = op.ldd;
-  return Gemm::run(args, stream);  // alpha = 1, beta = 0, D row-major: the defaults
+  args.workspace = op.workspace;
+  args.workspace_bytes = op.workspace_bytes;
+  return args;
+}
+
+template <DType D, LayoutPair L, int TM, int TN, int TK, int WM, int WN, int S>
+using GemmOf = tilepipe::GemmMultistage<ElementOf<D>, ElementOf<D>, kLayoutA<L>,
+                                        tilepipe::Layout::kColumnMajor, S,
+                                        tilepipe::GemmPolicy<TM, TN, TK, WM, WN, S>>;
+
+template <DType D, LayoutPair L, int TM, int TN, int TK, int WM, int WN, int S>
+tilepipe::Status run_gemm(const Operands& op, cudaStream_t stream) {
+  return GemmOf<D, L, TM, TN, TK, WM, WN, S>::run(arguments_of<D>(op), stream);
 }
 
 template <DType D, LayoutPair L, int TM, int TN, int TK, int WM, int WN, int S>
