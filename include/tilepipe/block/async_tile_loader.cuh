@@ -62,7 +62,7 @@ class AsyncTileLoader {
     const bool tile_inside = contains(row0, col0);
     if constexpr (kStrided) {
       if (tile_inside) {
-        load_interior<0, ThreadMap::kIterations>(dst, row0, col0, pipe);
+        load_interior(dst, row0, col0, pipe);
         return;
       }
     }
@@ -86,14 +86,14 @@ class AsyncTileLoader {
     return row0 + Rows <= src_.rows && col0 + Cols <= src_.cols;
   }
 
-  //! Issues this thread's copies number `First .. First + Count - 1` (of `kIterations`) of a tile
-  //! that lies wholly inside the matrix (`contains(row0, col0)`; not checked). A mainloop can
-  //! spread one tile's copies over several k-blocks this way: with no predicate and no branch,
-  //! the compiler is free to interleave them with the tensor-core instructions.
-  template <int First, int Count, class Pipeline>
-  TILEPIPE_DEVICE void load_interior(Tile& dst, int row0, int col0, Pipeline& pipe) const {
-    static_assert(First >= 0 && Count >= 0 && First + Count <= ThreadMap::kIterations,
-                  "AsyncTileLoader::load_interior: copies out of range");
+  //! Issues share `share` of `shares` of this thread's copies of a tile that lies wholly inside
+  //! the matrix (`contains(row0, col0)`; not checked): copy `it` belongs to share
+  //! `it * shares / kIterations`. A mainloop can spread one tile's copies over its k-blocks this
+  //! way; with `share` and `shares` known at compile time (an unrolled loop) the selection folds
+  //! away, leaving unpredicated, branch-free copies that the compiler interleaves with the mma.
+  template <class Pipeline>
+  TILEPIPE_DEVICE void load_interior(Tile& dst, int row0, int col0, Pipeline& pipe, int share = 0,
+                                     int shares = 1) const {
     if constexpr (kStrided) {
       // One source pointer, advanced by a fixed number of rows per chunk, and one destination
       // offset plus a constant per chunk: a handful of instructions per 16-byte copy.
@@ -101,14 +101,15 @@ class AsyncTileLoader {
       const std::int64_t src_step = ThreadMap::kRowsPerIteration * src_.ld;
       Element* chunk0 = dst.data + Layout::chunk_offset(ThreadMap::linear_chunk(thread_, 0)) * kElementsPerChunk;
       TILEPIPE_UNROLL
-      for (int it = First; it < First + Count; ++it) {
+      for (int it = 0; it < kIterations; ++it) {
+        if (it * shares / kIterations != share) continue;
         cuda::memcpy_async(chunk0 + it * Threads * kElementsPerChunk, src + it * src_step,
                            cuda::aligned_size_t<16>(16), pipe);
       }
     } else {
       TILEPIPE_UNROLL
-      for (int it = First; it < First + Count; ++it) {
-        if (!ThreadMap::valid(thread_, it)) break;
+      for (int it = 0; it < kIterations; ++it) {
+        if (it * shares / kIterations != share || !ThreadMap::valid(thread_, it)) continue;
         Element* chunk_dst =
             dst.data + Layout::chunk_offset(ThreadMap::linear_chunk(thread_, it)) * kElementsPerChunk;
         cuda::memcpy_async(chunk_dst,

@@ -93,14 +93,14 @@ class MultistageMainloop {
                   ring.pipeline());
     };
 
-    // Share `kb` of k-tile `k_tile`'s copies (whole tiles inside the matrix only).
+    // Share `kb` (of one per k-block) of k-tile `k_tile`'s copies; whole tiles inside the matrix.
     auto issue_share = [&](Ring& ring, int k_tile, int kb) {
-      constexpr int kKBlocks = FragmentLoaderA::kKBlocks;
+      constexpr int kShares = FragmentLoaderA::kKBlocks;
       const int k0 = k_tile * Tile::kK;
-      issue_share_of<LoaderA, kKBlocks>(load_a, ring.write_stage().a, a_k_contig ? block_m0 : k0,
-                                        a_k_contig ? k0 : block_m0, kb, ring.pipeline());
-      issue_share_of<LoaderB, kKBlocks>(load_b, ring.write_stage().b, b_k_contig ? block_n0 : k0,
-                                        b_k_contig ? k0 : block_n0, kb, ring.pipeline());
+      load_a.load_interior(ring.write_stage().a, a_k_contig ? block_m0 : k0,
+                           a_k_contig ? k0 : block_m0, ring.pipeline(), kb, kShares);
+      load_b.load_interior(ring.write_stage().b, b_k_contig ? block_n0 : k0,
+                           b_k_contig ? k0 : block_n0, ring.pipeline(), kb, kShares);
     };
 
     Ring ring(storage_);
@@ -187,22 +187,6 @@ class MultistageMainloop {
   }
 
  private:
-  // Copies number [kb * n / Parts, (kb + 1) * n / Parts) of a loader's n per tile; `kb` is a
-  // compile-time constant after unrolling, so the switch folds away.
-  template <class Loader, int Parts, int Part = 0, class Pipeline>
-  TILEPIPE_DEVICE static void issue_share_of(const Loader& loader, typename Loader::Tile& dst,
-                                             int row0, int col0, int kb, Pipeline& pipe) {
-    if constexpr (Part < Parts) {
-      if (kb == Part) {
-        constexpr int kFirst = Part * Loader::kIterations / Parts;
-        constexpr int kEnd = (Part + 1) * Loader::kIterations / Parts;
-        loader.template load_interior<kFirst, kEnd - kFirst>(dst, row0, col0, pipe);
-      } else {
-        issue_share_of<Loader, Parts, Part + 1>(loader, dst, row0, col0, kb, pipe);
-      }
-    }
-  }
-
   SharedStorage& storage_;
   int thread_;
 };
