@@ -7,6 +7,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
@@ -34,13 +35,20 @@ TILEPIPE_DEVICE T from_float(float x) {
 
 //! Block-scope epilogue of a GEMM.
 //!
-//! \tparam ElementD  type of C and D: `float`, `__half` or `__nv_bfloat16`
-//! \tparam Policy    the `GemmPolicy` of the mainloop whose accumulators it consumes
+//! \tparam ElementD        type of C and D: `float`, `__half` or `__nv_bfloat16`
+//! \tparam Policy          the `GemmPolicy` of the mainloop whose accumulators it consumes
+//! \tparam SmemBudgetBytes shared memory the staging buffer may take (e.g. the size of the
+//!                         mainloop's ring, which it overlaps); 0: the least it needs
 //!
 //! C and D share a layout (row- or column-major, chosen at run time) but may have different
 //! leading dimensions. C is read only when `beta != 0`, so with `beta == 0` it may be null or
 //! hold NaNs. Elements outside the `m x n` problem are never read or written.
-template <class ElementD, class Policy>
+//!
+//! The tile goes out in slabs of whole warp rows: each pass stages a slab's accumulators in
+//! shared memory (the warps of that slab write, then a barrier), and all threads store it. The
+//! slab is as tall as `SmemBudgetBytes` allows, so the whole tile goes in one pass when the
+//! budget holds it and in one pass per warp row at the least.
+template <class ElementD, class Policy, std::size_t SmemBudgetBytes = 0>
 class LinearCombinationEpilogue {
   static_assert(std::is_same_v<ElementD, float> || std::is_same_v<ElementD, __half> ||
                     std::is_same_v<ElementD, __nv_bfloat16>,
@@ -51,19 +59,35 @@ class LinearCombinationEpilogue {
   static constexpr int kThreads = Policy::kThreads;
   //! Elements of D in one 16-byte vector.
   static constexpr int kVector = 16 / static_cast<int>(sizeof(ElementD));
-  //! The tile goes out in slabs of one warp row: kPassM rows of D at a time, so the staging
-  //! buffer holds a slab, not the tile.
-  static constexpr int kPassM = Warp::kM;
+  static constexpr int kWarpsM = Tile::kM / Warp::kM;
+  //! Floats of a staging buffer for a slab of `rows` rows, in either layout (see the strides).
+  static constexpr std::size_t staged_floats(int rows) {
+    const std::size_t row_major = std::size_t(rows) * (Tile::kN + 8);
+    const std::size_t col_major = std::size_t(Tile::kN) * (rows + 4);
+    return row_major > col_major ? row_major : col_major;
+  }
+  //! Warp rows per slab: the most (dividing the block's warp rows) whose staging fits the budget.
+  static constexpr int slab_warp_rows() {
+    for (int w = kWarpsM; w > 1; --w)
+      if (kWarpsM % w == 0 && staged_floats(w * Warp::kM) * sizeof(float) <= SmemBudgetBytes)
+        return w;
+    return 1;
+  }
+
+ public:
+  //! Rows of D per pass, and passes per tile.
+  static constexpr int kPassM = slab_warp_rows() * Warp::kM;
   static constexpr int kPasses = Tile::kM / kPassM;
+
+ private:
   //! Padding of a staging row (floats), chosen so that the accumulator writes of a warp are free
   //! of bank conflicts: row-major, lanes write float2 at (g, 2t) and a stride of 8 banks per row
   //! puts each half-warp on 32 distinct banks; column-major, lanes write floats at (2t, g) and a
-  //! stride of 4 banks puts the warp on 32 distinct banks. Both keep rows 16-byte aligned.
+  //! stride of 4 banks (with kPassM a multiple of 32) puts the warp on 32 distinct banks. Both
+  //! keep rows 16-byte aligned.
   static constexpr int kRowMajorStride = Tile::kN + 8;  // staging [PassM][TileN + 8]
   static constexpr int kColMajorStride = kPassM + 4;    // staging [TileN][PassM + 4]
-  static constexpr int kStagedFloats = kPassM * kRowMajorStride > Tile::kN * kColMajorStride
-                                           ? kPassM * kRowMajorStride
-                                           : Tile::kN * kColMajorStride;
+  static constexpr int kStagedFloats = static_cast<int>(staged_floats(kPassM));
   static_assert(kPassM % kVector == 0 && Tile::kN % kVector == 0,
                 "LinearCombinationEpilogue: the tile must hold whole 16-byte vectors of D");
 
@@ -94,21 +118,35 @@ class LinearCombinationEpilogue {
   //! after the shared memory the storage overlaps (the mainloop's) is no longer in use.
   TILEPIPE_DEVICE void operator()(const Accumulators& acc, const Params& p, int block_m0,
                                   int block_n0, int warp_m0, int warp_n0) {
-    const bool row_major = p.layout == Layout::kRowMajor;
-    TILEPIPE_UNROLL
-    for (int pass = 0; pass < kPasses; ++pass) {
-      const int slab_m0 = pass * kPassM;  // first row of the slab within the block tile
-      if (pass > 0) __syncthreads();      // the previous slab has been stored
-      if (warp_m0 == slab_m0) stage(acc, p.alpha, row_major, warp_n0);
-      __syncthreads();
-      store_slab(p, row_major, block_m0 + slab_m0, block_n0);
+    // One instantiation per layout and per use of C, so that the store loop's shape, strides and
+    // vector count are compile-time constants.
+    if (p.layout == Layout::kRowMajor) {
+      if (p.beta != 0.0f) run<true, true>(acc, p, block_m0, block_n0, warp_m0, warp_n0);
+      else run<true, false>(acc, p, block_m0, block_n0, warp_m0, warp_n0);
+    } else {
+      if (p.beta != 0.0f) run<false, true>(acc, p, block_m0, block_n0, warp_m0, warp_n0);
+      else run<false, false>(acc, p, block_m0, block_n0, warp_m0, warp_n0);
     }
   }
 
  private:
-  // alpha * acc of this warp (rows 0 .. PassM of the slab) into the staging buffer, in D's
-  // orientation.
-  TILEPIPE_DEVICE void stage(const Accumulators& acc, float alpha, bool row_major, int warp_n0) {
+  template <bool kRowMajor, bool kBeta>
+  TILEPIPE_DEVICE void run(const Accumulators& acc, const Params& p, int block_m0, int block_n0,
+                           int warp_m0, int warp_n0) {
+    TILEPIPE_UNROLL
+    for (int pass = 0; pass < kPasses; ++pass) {
+      const int slab_m0 = pass * kPassM;  // first row of the slab within the block tile
+      if (pass > 0) __syncthreads();      // the previous slab has been stored
+      if (warp_m0 / kPassM == pass) stage<kRowMajor>(acc, p.alpha, warp_m0 - slab_m0, warp_n0);
+      __syncthreads();
+      store_slab<kRowMajor, kBeta>(p, block_m0 + slab_m0, block_n0);
+    }
+  }
+
+  // alpha * acc of this warp (rows row0 .. row0 + Warp::kM of the slab) into the staging buffer,
+  // in D's orientation.
+  template <bool kRowMajor>
+  TILEPIPE_DEVICE void stage(const Accumulators& acc, float alpha, int row0, int warp_n0) {
     const int lane = thread_ % 32;
     float* s = storage_.staged;
     TILEPIPE_UNROLL
@@ -117,11 +155,11 @@ class LinearCombinationEpilogue {
       for (int ni = 0; ni < Accumulators::kTilesN; ++ni) {
         TILEPIPE_UNROLL
         for (int half = 0; half < 2; ++half) {  // registers {0,1} and {2,3}: two adjacent columns
-          const int r = Accumulators::row_of(lane, mi, 2 * half);
+          const int r = row0 + Accumulators::row_of(lane, mi, 2 * half);
           const int c = warp_n0 + Accumulators::col_of(lane, ni, 2 * half);
           const float x0 = alpha * acc.x[mi][ni][2 * half];
           const float x1 = alpha * acc.x[mi][ni][2 * half + 1];
-          if (row_major) {
+          if constexpr (kRowMajor) {
             *reinterpret_cast<float2*>(s + r * kRowMajorStride + c) = make_float2(x0, x1);
           } else {
             s[c * kColMajorStride + r] = x0;
@@ -133,29 +171,57 @@ class LinearCombinationEpilogue {
   }
 
   // The staged slab (rows slab_m0 .. + PassM of D, columns block_n0 .. + TileN) to global memory
-  // in 16-byte vectors along D's contiguous dimension, adding beta * C.
-  TILEPIPE_DEVICE void store_slab(const Params& p, bool row_major, int slab_m0, int block_n0) {
-    const int inner_extent = row_major ? Tile::kN : kPassM;  // contiguous in D
-    const int outer_extent = row_major ? kPassM : Tile::kN;
-    const int inner_limit = row_major ? p.n - block_n0 : p.m - slab_m0;
-    const int outer_limit = row_major ? p.m - slab_m0 : p.n - block_n0;
-    const int stride = row_major ? kRowMajorStride : kColMajorStride;
-    const int vectors_per_row = inner_extent / kVector;
-    const std::int64_t first = row_major ? slab_m0 * p.ldd + block_n0 : block_n0 * p.ldd + slab_m0;
-    const std::int64_t first_c = row_major ? slab_m0 * p.ldc + block_n0 : block_n0 * p.ldc + slab_m0;
-    for (int v = thread_; v < outer_extent * vectors_per_row; v += kThreads) {
-      const int outer = v / vectors_per_row;
-      const int inner = v % vectors_per_row * kVector;
-      if (outer >= outer_limit || inner >= inner_limit) continue;
-      const float* src = storage_.staged + outer * stride + inner;
-      ElementD* dst = p.d + first + outer * p.ldd + inner;
-      const ElementD* c = p.beta != 0.0f ? p.c + first_c + outer * p.ldc + inner : nullptr;
+  // in 16-byte vectors along D's contiguous dimension, adding beta * C. "Lines" run along D's
+  // contiguous dimension (rows of a row-major D, columns of a column-major one).
+  template <bool kRowMajor, bool kBeta>
+  TILEPIPE_DEVICE void store_slab(const Params& p, int slab_m0, int block_n0) {
+    constexpr int kInner = kRowMajor ? Tile::kN : kPassM;  // elements per line
+    constexpr int kLines = kRowMajor ? kPassM : Tile::kN;
+    constexpr int kStride = kRowMajor ? kRowMajorStride : kColMajorStride;
+    constexpr int kVectorsPerLine = kInner / kVector;
+    constexpr int kVectors = kLines * kVectorsPerLine;
+    const int inner_limit = kRowMajor ? p.n - block_n0 : p.m - slab_m0;
+    const int line_limit = kRowMajor ? p.m - slab_m0 : p.n - block_n0;
+    const std::int64_t first = kRowMajor ? slab_m0 * p.ldd + block_n0 : block_n0 * p.ldd + slab_m0;
+    const std::int64_t first_c =
+        kBeta ? (kRowMajor ? slab_m0 * p.ldc + block_n0 : block_n0 * p.ldc + slab_m0) : 0;
+
+    // Whole slab inside D, and every thread stores the same number of vectors at a fixed offset
+    // in its line: unrolled, unchecked, with pointers advanced by a fixed number of lines.
+    constexpr bool kRegular = kThreads % kVectorsPerLine == 0 && kVectors % kThreads == 0;
+    if constexpr (kRegular) {
+      if (inner_limit >= kInner && line_limit >= kLines) {
+        constexpr int kLinesPerStep = kThreads / kVectorsPerLine;
+        const int line = thread_ / kVectorsPerLine;
+        const int inner = thread_ % kVectorsPerLine * kVector;
+        const float* src = storage_.staged + line * kStride + inner;
+        ElementD* dst = p.d + first + line * p.ldd + inner;
+        const ElementD* c = kBeta ? p.c + first_c + line * p.ldc + inner : nullptr;
+        const std::int64_t dst_step = kLinesPerStep * p.ldd;
+        const std::int64_t c_step = kBeta ? kLinesPerStep * p.ldc : 0;
+        TILEPIPE_UNROLL
+        for (int i = 0; i < kVectors / kThreads; ++i) {
+          store_vector<kBeta>(src + i * kLinesPerStep * kStride, dst, c, p.beta, thread_);
+          dst += dst_step;
+          if constexpr (kBeta) c += c_step;
+        }
+        return;
+      }
+    }
+    // Edge slabs (and shapes without a regular assignment): every vector is checked.
+    for (int v = thread_; v < kVectors; v += kThreads) {
+      const int line = v / kVectorsPerLine;
+      const int inner = v % kVectorsPerLine * kVector;
+      if (line >= line_limit || inner >= inner_limit) continue;
+      const float* src = storage_.staged + line * kStride + inner;
+      ElementD* dst = p.d + first + line * p.ldd + inner;
+      const ElementD* c = kBeta ? p.c + first_c + line * p.ldc + inner : nullptr;
       if (inner + kVector <= inner_limit) {
-        store_vector(src, dst, c, p.beta, thread_);
+        store_vector<kBeta>(src, dst, c, p.beta, thread_);
       } else {
         for (int e = 0; e < inner_limit - inner; ++e) {
           float x = src[e];
-          if (p.beta != 0.0f) x += p.beta * detail::to_float(c[e]);
+          if constexpr (kBeta) x += p.beta * detail::to_float(c[e]);
           dst[e] = detail::from_float<ElementD>(x);
         }
       }
@@ -163,6 +229,7 @@ class LinearCombinationEpilogue {
   }
 
   // One 16-byte vector: kVector staged floats (+ beta * C) -> D.
+  template <bool kBeta>
   TILEPIPE_DEVICE static void store_vector(const float* src, ElementD* dst, const ElementD* c,
                                            float beta, int thread) {
     float x[kVector];
@@ -183,11 +250,14 @@ class LinearCombinationEpilogue {
       const float4 f = *reinterpret_cast<const float4*>(src);
       x[0] = f.x; x[1] = f.y; x[2] = f.z; x[3] = f.w;
     }
-    if (beta != 0.0f) {
+    if constexpr (kBeta) {
       const uint4 raw = *reinterpret_cast<const uint4*>(c);
       const ElementD* cv = reinterpret_cast<const ElementD*>(&raw);
       TILEPIPE_UNROLL
       for (int i = 0; i < kVector; ++i) x[i] += beta * detail::to_float(cv[i]);
+    } else {
+      (void)c;
+      (void)beta;
     }
     uint4 out;
     ElementD* ov = reinterpret_cast<ElementD*>(&out);

@@ -217,7 +217,10 @@ class GemmMultistage {
   using Policy = PolicyT;
   using Arguments = GemmArguments<ElementAB, ElementD>;
   using Mainloop = MultistageMainloop<ElementAB, LayoutA, LayoutB, Policy>;
-  using Epilogue = LinearCombinationEpilogue<ElementD, Policy>;
+  //! Its staging buffer overlaps the ring, so it may be as large as the ring without growing the
+  //! kernel's shared memory.
+  using Epilogue =
+      LinearCombinationEpilogue<ElementD, Policy, sizeof(typename Mainloop::SharedStorage)>;
   using Raster = GroupedRaster<8>;
   static constexpr int kThreads = Policy::kThreads;
   static constexpr Layout kLayoutA = LayoutA;
