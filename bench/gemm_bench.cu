@@ -20,10 +20,13 @@
 // Method (docs/performance.md says more): inputs uniform in [-1, 1) drawn on the device; enough
 // input sets (A, B, D) that one pass over them covers 3x the L2, used in turn; each configuration is
 // first run once on poisoned output and checked against a cuBLAS f32-output reference (relative
-// Frobenius error < 1e-2, no NaN/Inf), then 3 warm-up runs, then 20 to 200 timed runs (about
-// 100 ms of GPU time) launched back to back behind a short spin kernel (so that the launches queue
-// up and the GPU never waits for the host), each bracketed by its own CUDA events; the median is
-// reported.
+// Frobenius error < 1e-2, no NaN/Inf); then the configurations of the problem take turns over 4
+// rounds, each turn 3 warm-up runs and a quarter of the timed runs (20 to 200 in all, about 100 ms
+// of GPU time) launched back to back behind a short spin kernel (so that the launches queue up
+// and the GPU never waits for the host), each bracketed by its own CUDA events; the median of all
+// of a configuration's runs is reported. Taking turns matters on a shared GPU, whose clock can
+// step by ~10% within a run: it moves every configuration of a problem alike. The peak is
+// measured at the start and again at the end of the run.
 //
 // Exit status: 0 if every result verified, 3 if any did not, 1 on a CUDA/cuBLAS error, 2 on usage.
 
@@ -75,6 +78,8 @@ namespace {
 constexpr double kVerifyThreshold = 1e-2;  // relative Frobenius error, f16 and bf16 outputs
 constexpr double kL2Factor = 3.0;          // the input sets together cover this many L2s
 constexpr int kWarmupRuns = 3;
+// Rounds in which the configurations of one problem take turns (see run_problem).
+constexpr int kRounds = 4;
 constexpr double kHugeFlops = 4e12;        // 16384^3: only cuBLAS, the default (+ f16 TN stages)
 
 // ---- Device helpers: random fill, comparison, spin ------------------------------------------
@@ -224,8 +229,10 @@ class Timer {
   }
 
   // Warm-up runs (which also estimate the time of one run), then back-to-back timed runs behind a
-  // spin kernel; run i is bracketed by events i and i+1. Input sets rotate across all runs.
-  Timing time(const Launch& launch, int sets, std::string* error) {
+  // spin kernel, about `target_ms` of them and at least `min_runs`; run i is bracketed by events
+  // i and i+1. Input sets rotate across all runs. The times are appended to `samples`.
+  bool time(const Launch& launch, int sets, double target_ms, int min_runs,
+            std::vector<float>* samples, std::string* error) {
     int next_set = 0;
     auto run = [&]() {
       std::string e = launch(next_set);
@@ -236,7 +243,7 @@ class Timer {
     for (int i = 0; i < kWarmupRuns; ++i) {
       if (std::string e = run(); !e.empty()) {
         *error = e;
-        return {};
+        return false;
       }
     }
     CHECK_CUDA(cudaEventRecord(events_[1], stream_));
@@ -244,7 +251,7 @@ class Timer {
     float warm_ms = 0;
     CHECK_CUDA(cudaEventElapsedTime(&warm_ms, events_[0], events_[1]));
     const double estimate = std::max(1e-3, double(warm_ms) / kWarmupRuns);
-    const int runs = std::clamp(int(std::ceil(o_.target_ms / estimate)), o_.min_runs, o_.max_runs);
+    const int runs = std::clamp(int(std::ceil(target_ms / estimate)), min_runs, o_.max_runs);
 
     // About 20 us of host time per launch (argument checks, attribute call, launch) must fit in
     // the spin, so that the GPU runs the timed launches back to back.
@@ -256,22 +263,31 @@ class Timer {
       if (std::string e = run(); !e.empty()) {
         *error = e;
         CHECK_CUDA(cudaStreamSynchronize(stream_));
-        return {};
+        return false;
       }
       CHECK_CUDA(cudaEventRecord(events_[i + 1], stream_));
     }
     CHECK_CUDA(cudaStreamSynchronize(stream_));
-    std::vector<float> ms(runs);
-    for (int i = 0; i < runs; ++i)
-      CHECK_CUDA(cudaEventElapsedTime(&ms[i], events_[i], events_[i + 1]));
-    std::sort(ms.begin(), ms.end());
+    for (int i = 0; i < runs; ++i) {
+      float ms = 0;
+      CHECK_CUDA(cudaEventElapsedTime(&ms, events_[i], events_[i + 1]));
+      samples->push_back(ms);
+    }
+    return true;
+  }
+
+  // Median and quartiles of a set of run times.
+  static Timing summarize(std::vector<float> ms) {
     Timing t;
-    t.runs = runs;
-    t.median_ms = runs % 2 ? ms[runs / 2] : 0.5 * (double(ms[runs / 2 - 1]) + ms[runs / 2]);
+    if (ms.empty()) return t;
+    std::sort(ms.begin(), ms.end());
+    const std::size_t n = ms.size();
+    t.runs = int(n);
+    t.median_ms = n % 2 ? ms[n / 2] : 0.5 * (double(ms[n / 2 - 1]) + ms[n / 2]);
     t.min_ms = ms.front();
     t.max_ms = ms.back();
-    t.q1_ms = ms[runs / 4];
-    t.q3_ms = ms[(3 * runs) / 4];
+    t.q1_ms = ms[n / 4];
+    t.q3_ms = ms[(3 * n) / 4];
     return t;
   }
 
@@ -487,6 +503,13 @@ class Bench {
     std::fprintf(stderr, "[bench] %zu problems\n", problems.size());
     std::uint64_t seed = 1;
     for (const Problem& p : run_order_) run_problem(p, seed++);
+    // Again at the end: the clock of a shared GPU drifts, and the ratios to the peak are only as
+    // good as the peak is for the whole run.
+    for (DType d : {DType::kF16, DType::kBF16}) {
+      peak_end_[int(d)] = measure_mma_peak(d, 20, stream_);
+      std::fprintf(stderr, "[bench] mma.sync m16n8k16 %s peak at the end: %.1f TFLOP/s\n",
+                   name_of(d), peak_end_[int(d)].tflops);
+    }
     print_tables(problems);
     if (!o_.json_path.empty()) write_json();
     int failures = 0;
@@ -587,16 +610,24 @@ class Bench {
     CHECK_CUDA(cudaStreamSynchronize(stream_));
     const cudaDataType_t d_type = p.dtype == DType::kF16 ? CUDA_R_16F : CUDA_R_16BF;
 
+    // Every configuration of the problem (cuBLAS, the compiled tilepipe ones, GemmAuto) is
+    // verified once, then all are timed in kRounds rounds, each taking its turn in every round,
+    // so that a change of the GPU's clock during the problem moves all of them alike.
+    struct Entry {
+      Record r;
+      Launch launch;
+    };
+    std::vector<Entry> entries;
     // cuBLAS, timed with the output in the input type.
     {
       Record r;
       r.problem = p;
       r.cublas = true;
-      Launch launch = [&](int s) -> std::string {
+      Launch launch = [&, d_type](int s) -> std::string {
         const cublasStatus_t st = cublas_gemm(cublas_, p, buf.a_of(s), buf.b_of(s), buf.d_of(s), d_type);
         return st == CUBLAS_STATUS_SUCCESS ? "" : std::string("cublasGemmEx: ") + cublasGetStatusString(st);
       };
-      measure(r, launch, buf);
+      entries.push_back({r, launch});
     }
     // tilepipe.
     for (const TilepipeKernel* k : plan(p)) {
@@ -606,14 +637,15 @@ class Bench {
       r.smem_bytes = k->smem_bytes;
       r.threads = k->threads;
       r.resources = resources_of(k);
-      Launch launch = [&](int s) -> std::string {
+      Launch launch = [&, k](int s) -> std::string {
         Operands op = operands_of(p, buf, s);
         const tilepipe::Status st = k->run(op, stream_);
         return st ? "" : st.message();
       };
-      measure(r, launch, buf);
+      entries.push_back({r, launch});
     }
     // GemmAuto: the heuristic's choice, with a workspace of the size it asks for.
+    void* workspace = nullptr;
     if (const AutoKernel* ak = find_auto_kernel(autos_, p.dtype, p.layout)) {
       Operands shape;
       shape.m = p.m;
@@ -633,19 +665,36 @@ class Bench {
         r.threads = k->threads;
         r.resources = resources_of(k);
       }
-      void* workspace = nullptr;
       if (choice.workspace_bytes > 0) CHECK_CUDA(cudaMalloc(&workspace, choice.workspace_bytes));
-      Launch launch = [&](int s) -> std::string {
+      Launch launch = [&, ak, choice](int s) -> std::string {
         Operands op = operands_of(p, buf, s);
         op.workspace = workspace;
         op.workspace_bytes = choice.workspace_bytes;
         const tilepipe::Status st = ak->run(op, stream_);
         return st ? "" : st.message();
       };
-      measure(r, launch, buf);
-      CHECK_CUDA(cudaStreamSynchronize(stream_));
-      cudaFree(workspace);
+      entries.push_back({r, launch});
     }
+
+    std::vector<std::vector<float>> samples(entries.size());
+    for (Entry& e : entries) verify(e.r, e.launch, buf);
+    const int min_runs_per_round = (o_.min_runs + kRounds - 1) / kRounds;
+    for (int round = 0; round < kRounds; ++round) {
+      for (std::size_t i = 0; i < entries.size(); ++i) {
+        Record& r = entries[i].r;
+        if (!r.error.empty()) continue;
+        std::string error;
+        if (!timer_.time(entries[i].launch, buf.sets, o_.target_ms / kRounds, min_runs_per_round,
+                         &samples[i], &error)) {
+          r.error = error;
+          r.verified = false;
+        }
+        CHECK_CUDA(cudaGetLastError());
+      }
+    }
+    for (std::size_t i = 0; i < entries.size(); ++i) finish(entries[i].r, samples[i]);
+    CHECK_CUDA(cudaStreamSynchronize(stream_));
+    if (workspace) cudaFree(workspace);
     buf.release();
     if (is_sweep(p)) update_best_sweep(p);
   }
@@ -656,8 +705,8 @@ class Bench {
     return it->second;
   }
 
-  // Verifies (once, on set 0, poisoned output) and times one configuration; appends the record.
-  void measure(Record& r, const Launch& launch, const Buffers& buf) {
+  // Verifies one configuration once, on set 0 with D poisoned; a failure to run sets r.error.
+  void verify(Record& r, const Launch& launch, const Buffers& buf) {
     const Problem& p = r.problem;
     r.sets = buf.sets;
     CHECK_CUDA(cudaMemsetAsync(buf.d_of(0), 0xFF, 2 * buf.elems_d, stream_));  // NaN
@@ -680,8 +729,18 @@ class Bench {
       CHECK_CUDA(cudaStreamSynchronize(stream_));
       r.rel_error = sums[1] > 0 ? std::sqrt(sums[0] / sums[1]) : std::sqrt(sums[0]);
       r.verified = r.nonfinite == 0 && r.rel_error < kVerifyThreshold;
+    } else {
+      r.error = error;
+      r.verified = false;
+    }
+    CHECK_CUDA(cudaGetLastError());
+  }
 
-      const Timing t = timer_.time(launch, buf.sets, &error);
+  // The statistics of a configuration's timed runs (all rounds); appends the record.
+  void finish(Record& r, const std::vector<float>& samples) {
+    const Problem& p = r.problem;
+    if (r.error.empty()) {
+      const Timing t = Timer::summarize(samples);
       r.median_ms = t.median_ms;
       r.min_ms = t.min_ms;
       r.max_ms = t.max_ms;
@@ -690,11 +749,6 @@ class Bench {
       r.runs = t.runs;
       r.tflops = p.flops() / (t.median_ms * 1e-3) / 1e12;
     }
-    if (!error.empty()) {
-      r.error = error;
-      r.verified = false;
-    }
-    CHECK_CUDA(cudaGetLastError());
     std::fprintf(stderr, "[bench] %-24s %-22s %8.4f ms %7.1f TFLOP/s  err %.2e  %s%s%s\n",
                  p.key().c_str(), r.config_name().c_str(), r.median_ms, r.tflops, r.rel_error,
                  r.verified ? "ok" : "FAILED", r.error.empty() ? "" : ": ", r.error.c_str());
@@ -771,8 +825,10 @@ class Bench {
                 date_utc().c_str());
     std::printf("# CUDA runtime %d, driver %d, cuBLAS %d. TFLOP/s = 2*M*N*K / median time.\n",
                 runtime, driver, cublas_version);
-    std::printf("\nmma.sync m16n8k16 peak (register-only microbenchmark): f16 %.1f TFLOP/s, bf16 %.1f TFLOP/s\n",
-                peak_of(DType::kF16), peak_of(DType::kBF16));
+    std::printf("\nmma.sync m16n8k16 peak (register-only microbenchmark): f16 %.1f TFLOP/s, bf16 %.1f TFLOP/s "
+                "(at the end of the run: %.1f, %.1f)\n",
+                peak_of(DType::kF16), peak_of(DType::kBF16), peak_end_[int(DType::kF16)].tflops,
+                peak_end_[int(DType::kBF16)].tflops);
 
     // Sweep tables: tiles x stages, at each sweep size.
     for (int s : {2048, 4096, 8192}) {
@@ -892,7 +948,7 @@ class Bench {
     cudaRuntimeGetVersion(&runtime);
     cudaDriverGetVersion(&driver);
     cublasGetVersion(cublas_, &cublas_version);
-    std::fprintf(f, "{\n  \"schema\": \"tilepipe-gemm-bench/1\",\n");
+    std::fprintf(f, "{\n  \"schema\": \"tilepipe-gemm-bench/2\",\n");
     std::fprintf(f, "  \"date\": %s,\n", json_string(date_utc()).c_str());
     std::fprintf(f, "  \"command\": %s,\n", json_string(o_.command_line).c_str());
     std::fprintf(f,
@@ -904,19 +960,21 @@ class Bench {
                  cublas_version);
     std::fprintf(f,
                  "  \"method\": {\"timing\": \"CUDA events around each run; runs launched back to back "
-                 "behind a spin kernel\", \"statistic\": \"median\", \"warmup_runs\": %d, "
+                 "behind a spin kernel; the configurations of a problem take turns over %d rounds\", "
+                 "\"statistic\": \"median\", \"rounds\": %d, \"warmup_runs\": %d, "
                  "\"min_runs\": %d, \"max_runs\": %d, \"target_ms\": %s, \"l2_factor\": %s, "
                  "\"verify\": \"relative Frobenius error vs cuBLAS f32 output\", "
                  "\"verify_threshold\": %s, \"inputs\": \"uniform [-1, 1)\"},\n",
-                 kWarmupRuns, o_.min_runs, o_.max_runs, json_number(o_.target_ms).c_str(),
+                 kRounds, kRounds, kWarmupRuns, o_.min_runs, o_.max_runs, json_number(o_.target_ms).c_str(),
                  json_number(kL2Factor).c_str(), json_number(kVerifyThreshold).c_str());
     std::fprintf(f, "  \"peak\": {");
     for (DType d : {DType::kF16, DType::kBF16}) {
       const PeakResult& pk = peak_[int(d)];
       std::fprintf(f,
-                   "%s\"%s\": {\"tflops\": %s, \"median_ms\": %s, \"runs\": %d, \"blocks\": %d, "
-                   "\"threads_per_block\": %d, \"chains_per_warp\": %d, \"iterations\": %d}",
+                   "%s\"%s\": {\"tflops\": %s, \"tflops_end\": %s, \"median_ms\": %s, \"runs\": %d, "
+                   "\"blocks\": %d, \"threads_per_block\": %d, \"chains_per_warp\": %d, \"iterations\": %d}",
                    d == DType::kF16 ? "" : ", ", name_of(d), json_number(pk.tflops).c_str(),
+                   json_number(peak_end_[int(d)].tflops).c_str(),
                    json_number(pk.median_ms).c_str(), pk.runs, pk.blocks, pk.threads_per_block,
                    pk.chains_per_warp, pk.iterations);
     }
@@ -978,7 +1036,8 @@ class Bench {
   std::vector<TilepipeKernel> kernels_;
   std::vector<AutoKernel> autos_;
   std::map<const TilepipeKernel*, KernelResources> resources_;
-  PeakResult peak_[2];
+  PeakResult peak_[2];      // measured before the problems
+  PeakResult peak_end_[2];  // and after them
   std::vector<Problem> run_order_;
   std::vector<Record> records_;
   TileConfig best_sweep_{};
