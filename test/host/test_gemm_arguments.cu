@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <string>
+#include <type_traits>
 
 #include <tilepipe/gemm/gemm_multistage.cuh>
 
@@ -15,8 +17,14 @@ using tilepipe::Status;
 
 namespace {
 
-using Gemm = tilepipe::GemmMultistage<__half, __half, Layout::kRowMajor, Layout::kColumnMajor>;
-using GemmNN = tilepipe::GemmMultistage<__nv_bfloat16, float, Layout::kColumnMajor, Layout::kColumnMajor, 3>;
+// The portable 256 x 128 x 32 tile, named explicitly: the default policy depends on the targets
+// of the build (DefaultGemmPolicy), and the split-K cases below count 32-deep k-tiles.
+template <int Stages>
+using Portable = tilepipe::GemmPolicy<256, 128, 32, 64, 64, Stages>;
+
+using Gemm = tilepipe::GemmMultistage<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 4, Portable<4>>;
+using GemmNN = tilepipe::GemmMultistage<__nv_bfloat16, float, Layout::kColumnMajor, Layout::kColumnMajor, 3,
+                                        Portable<3>>;
 
 template <class T>
 T* fake(std::uintptr_t address) {
@@ -154,13 +162,62 @@ TEST(GemmArguments, DeviceProperties) {
   EXPECT_TRUE(Gemm::check_device_properties(0, 8, 0, 163 * 1024).ok());
 }
 
+// ---- The default policy ------------------------------------------------------------------
+
+TEST(DefaultGemmPolicy, SharedMemoryPerArchitecture) {
+  using tilepipe::detail::max_smem_bytes_per_block;
+  EXPECT_EQ(max_smem_bytes_per_block(800), 163 * 1024);
+  EXPECT_EQ(max_smem_bytes_per_block(860), 99 * 1024);
+  EXPECT_EQ(max_smem_bytes_per_block(890), 99 * 1024);
+  EXPECT_EQ(max_smem_bytes_per_block(900), 227 * 1024);
+  EXPECT_EQ(max_smem_bytes_per_block(1000), 227 * 1024);
+  EXPECT_EQ(max_smem_bytes_per_block(1200), 99 * 1024);
+}
+
+// The deep tile only where every target of this translation unit has sm_90-class shared memory,
+// and only at the stage counts whose ring fits; the portable tile otherwise. Both hold in any
+// build: CI's (sm_80 + sm_90) checks the portable branch, the GPU machine's (native sm_90) the
+// deep one.
+TEST(DefaultGemmPolicy, FollowsTheTargetsOfTheBuild) {
+  using tilepipe::DefaultGemmPolicy;
+  constexpr int smem = tilepipe::detail::kMinSmemBytesPerBlockOfTargets;
+  constexpr bool deep = smem >= 227 * 1024;
+#if defined(TILEPIPE_PORTABLE_DEFAULT_POLICY)
+  static_assert(DefaultGemmPolicy<4>::Tile::kK == 32);
+#else
+  static_assert(DefaultGemmPolicy<4>::Tile::kK == (deep ? 64 : 32));
+  static_assert(DefaultGemmPolicy<2>::Tile::kK == (deep ? 64 : 32));
+#endif
+  // Never a ring that some target of the build cannot hold, at any stage count.
+  static_assert(sizeof(tilepipe::GemmMultistage<__half, __half, Layout::kRowMajor, Layout::kColumnMajor,
+                                                4>::Mainloop::SharedStorage) <= std::size_t(smem));
+  static_assert(DefaultGemmPolicy<5>::Tile::kK == 32 && DefaultGemmPolicy<6>::Tile::kK == 32);
+  static_assert(std::is_same_v<DefaultGemmPolicy<4>::Warp, tilepipe::GemmShape<64, 64, DefaultGemmPolicy<4>::Tile::kK>>);
+  std::printf("targets' smallest shared memory per block %d KB: DefaultGemmPolicy<4> is %dx%dx%d\n",
+              smem / 1024, DefaultGemmPolicy<4>::Tile::kM, DefaultGemmPolicy<4>::Tile::kN,
+              DefaultGemmPolicy<4>::Tile::kK);
+}
+
+// A deep-tile ring on a device with less shared memory (3 stages, 144 KB, on an sm_86's 99 KB;
+// four stages would not even compile for CI's sm_80 target) is refused with a clear status, never
+// launched.
+TEST(DefaultGemmPolicy, DeepTileIsRefusedWhereItDoesNotFit) {
+  using Deep = tilepipe::GemmMultistage<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 3,
+                                        tilepipe::detail::DeepDefaultPolicy<3>>;
+  const Status s = Deep::check_device_properties(0, 8, 6, 99 * 1024);
+  EXPECT_EQ(s.code(), Status::Code::kInsufficientResources);
+  EXPECT_NE(s.message().find("shared memory"), std::string::npos) << s.message();
+  EXPECT_TRUE(Deep::check_device_properties(0, 9, 0, 227 * 1024).ok());
+}
+
 // ---- Split-K -------------------------------------------------------------------------------
 
 namespace {
 
-using GemmSK = tilepipe::GemmMultistageSplitK<__half, __half, Layout::kRowMajor, Layout::kColumnMajor>;
+using GemmSK = tilepipe::GemmMultistageSplitK<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 4,
+                                              Portable<4>>;
 using GemmSKCol = tilepipe::GemmMultistageSplitK<__nv_bfloat16, float, Layout::kColumnMajor,
-                                                 Layout::kRowMajor, 3>;
+                                                 Layout::kRowMajor, 3, Portable<3>>;
 
 // valid_args() with K = 300 cut into 4 slices of the default tile's 32-deep k-tiles (10 k-tiles:
 // 3 + 3 + 2 + 2, the last ending at K), and a workspace of exactly the size it needs, away from

@@ -15,17 +15,11 @@
 #include "../epilogue/linear_combination.cuh"
 #include "../layout/tile_raster.cuh"
 #include "../mainloop/multistage_mainloop.cuh"
+#include "default_policy.cuh"
 #include "split_k_reduce.cuh"
 #include "status.cuh"
 
 namespace tilepipe {
-
-//! The tile configuration GemmMultistage uses unless told otherwise: a 256 x 128 x 32 block tile
-//! of eight 64 x 64 warp tiles (the fastest of the benchmark's sweep from 2048^3 up on an H200,
-//! see docs/performance.md). Problems with few output tiles (M or N of a few hundred) run
-//! faster with a smaller tile, e.g. `GemmPolicy<64, 64, 64, 32, 32, Stages>`.
-template <int Stages>
-using DefaultGemmPolicy = GemmPolicy<256, 128, 32, 64, 64, Stages>;
 
 //! Problem description for GemmMultistage. Sizes and leading dimensions are in elements; a
 //! matrix's leading dimension is the distance between its rows (row-major) or columns
