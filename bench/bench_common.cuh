@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include <tilepipe/gemm/default_policy.cuh>
 #include <tilepipe/gemm/status.cuh>
 
 namespace tilepipe_bench {
@@ -48,15 +49,31 @@ struct TileConfig {
   }
 };
 
-//! GemmMultistage's default: `DefaultGemmPolicy<4>` (kernel_table.cuh checks that they agree).
-inline constexpr TileConfig kDefaultConfig{256, 128, 32, 64, 64, 4};
+//! The TileConfig of a GemmPolicy.
+template <class Policy>
+constexpr TileConfig config_of() {
+  return TileConfig{Policy::Tile::kM, Policy::Tile::kN, Policy::Tile::kK,
+                    Policy::Warp::kM, Policy::Warp::kN, Policy::kStages};
+}
+
+//! GemmMultistage's default, `DefaultGemmPolicy<4>`: 256x128x64 when every target of the build
+//! has sm_90-class shared memory (the GPU machine's `native` build), else 256x128x32.
+inline constexpr TileConfig kDefaultConfig = config_of<tilepipe::DefaultGemmPolicy<4>>();
+
+//! `DefaultGemmPolicy<S>` for S = 2..6: what `GemmMultistage<..., S>` runs unless told otherwise
+//! (on sm_90-only builds the 64-deep tile up to 4 stages, the 32-deep one at 5 and 6).
+inline constexpr TileConfig kDefaultConfigsByStages[] = {
+    config_of<tilepipe::DefaultGemmPolicy<2>>(), config_of<tilepipe::DefaultGemmPolicy<3>>(),
+    config_of<tilepipe::DefaultGemmPolicy<4>>(), config_of<tilepipe::DefaultGemmPolicy<5>>(),
+    config_of<tilepipe::DefaultGemmPolicy<6>>()};
 
 //! Configurations compiled for every data type and layout (the default first). The f16 TN sweep
 //! (configs_f16_tn_*.cu) holds all of them; configs_candidates.cu compiles them for the rest.
 //! Chosen from the first H200 run (docs/performance.md): the best of the f16 TN sweep, the best
 //! NN configurations, and a small tile for small problems.
 inline constexpr TileConfig kCandidateConfigs[] = {
-    {256, 128, 32, 64, 64, 4},  // the default
+    kDefaultConfig,
+    {256, 128, 32, 64, 64, 4},  // the portable default (the default where sm_80 is a target)
     {128, 128, 32, 64, 64, 4},  // the default before 256x128x32
     {128, 128, 32, 64, 64, 3},
     {256, 128, 32, 64, 64, 3},
@@ -138,5 +155,23 @@ struct PeakResult {
 //! Measures the throughput of `mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.*.f32` with all
 //! operands in registers: `runs` timed launches after warm-up, median.
 PeakResult measure_mma_peak(DType dtype, int runs, cudaStream_t stream);
+
+//! The same register-only kernel, one launch at a time, so that gemm_bench can time it in turns
+//! with a problem's GEMMs: the peak at the clock the GPU runs at while that problem is measured.
+class MmaPeakKernel {
+ public:
+  MmaPeakKernel(DType dtype, int iterations);
+  ~MmaPeakKernel();
+  MmaPeakKernel(const MmaPeakKernel&) = delete;
+  MmaPeakKernel& operator=(const MmaPeakKernel&) = delete;
+  void launch(cudaStream_t stream) const;  //!< one full wave of the microbenchmark
+  double flops() const;                    //!< per launch
+
+ private:
+  DType dtype_;
+  int iterations_;
+  int blocks_ = 0;
+  float* out_ = nullptr;
+};
 
 }  // namespace tilepipe_bench

@@ -11,12 +11,6 @@ namespace {
 template <DType D, LayoutPair L>
 using AutoOf = tilepipe::GemmAuto<ElementOf<D>, ElementOf<D>, kLayoutA<L>, tilepipe::Layout::kColumnMajor>;
 
-template <class Policy>
-TileConfig config_of() {
-  return TileConfig{Policy::Tile::kM, Policy::Tile::kN, Policy::Tile::kK,
-                    Policy::Warp::kM, Policy::Warp::kN, Policy::kStages};
-}
-
 template <DType D, LayoutPair L>
 AutoChoice select_auto(const Operands& op, int sm_count) {
   using Auto = AutoOf<D, L>;

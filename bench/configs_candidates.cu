@@ -9,7 +9,10 @@ namespace {
 template <DType D, LayoutPair L>
 void add_candidates(std::vector<TilepipeKernel>& out) {
   //               tile: M    N    K   warp: M   N  stages
-  add_kernel<D, L, 256, 128, 32, 64, 64, 4>(out);  // the default
+  constexpr TileConfig def = kDefaultConfig;
+  if constexpr (!(def == TileConfig{256, 128, 32, 64, 64, 4}))  // the default (sm_90-only builds)
+    add_kernel<D, L, def.tile_m, def.tile_n, def.tile_k, def.warp_m, def.warp_n, def.stages>(out);
+  add_kernel<D, L, 256, 128, 32, 64, 64, 4>(out);  // the portable default
   add_kernel<D, L, 128, 128, 32, 64, 64, 4>(out);  // the default before 256x128x32
   add_kernel<D, L, 128, 128, 32, 64, 64, 3>(out);
   add_kernel<D, L, 256, 128, 32, 64, 64, 3>(out);

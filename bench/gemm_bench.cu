@@ -9,9 +9,10 @@
 //    8192} x (N, K) in {(4096, 4096), (14336, 4096), (4096, 14336)}), for f16 and bf16, TN and NN,
 //    times cuBLAS (cublasGemmEx, f32 compute, D in the input type) and a set of GemmMultistage
 //    configurations: the whole tile x stage sweep for f16 TN at 2048, 4096 and 8192; elsewhere the
-//    default (256x128x32, 4 stages), the candidates of kCandidateConfigs, the best configuration of
-//    the f16 TN sweep at 4096, and for f16 TN squares the default tile at every stage count. At
-//    16384^3 only the default, the best of the sweep and (f16 TN) the default tile's stage counts.
+//    default (DefaultGemmPolicy<4>: 256x128x64 in a build for sm_90 only, else 256x128x32), the
+//    candidates of kCandidateConfigs, the best configuration of the f16 TN sweep at 4096, and for
+//    f16 TN squares DefaultGemmPolicy<S> for S = 2..6. At 16384^3 only the default, the best of the
+//    sweep and (f16 TN) the defaults of every stage count.
 //    On every problem also "auto": tilepipe::GemmAuto, whose heuristic picks the tile and the
 //    split-K factor (with a workspace); its choice is in the summary and the JSON.
 // 3. Prints a table per sweep size and one summary table (LAST on stdout), and writes a JSON file
@@ -21,12 +22,13 @@
 // input sets (A, B, D) that one pass over them covers 3x the L2, used in turn; each configuration is
 // first run once on poisoned output and checked against a cuBLAS f32-output reference (relative
 // Frobenius error < 1e-2, no NaN/Inf); then the configurations of the problem take turns over 4
-// rounds, each turn 3 warm-up runs and a quarter of the timed runs (20 to 200 in all, about 100 ms
-// of GPU time) launched back to back behind a short spin kernel (so that the launches queue up
-// and the GPU never waits for the host), each bracketed by its own CUDA events; the median of all
-// of a configuration's runs is reported. Taking turns matters on a shared GPU, whose clock can
-// step by ~10% within a run: it moves every configuration of a problem alike. The peak is
-// measured at the start and again at the end of the run.
+// rounds (forward in even rounds, backward in odd ones), each turn 3 warm-up runs and a quarter of
+// the timed runs (20 to 200 in all, about 100 ms of GPU time) launched back to back behind a short
+// spin kernel (so that the launches queue up and the GPU never waits for the host), each bracketed
+// by its own CUDA events; the median of all of a configuration's runs is reported. Taking turns
+// matters on a shared GPU, whose clock can step by ~10% within a run: it moves every
+// configuration of a problem alike. The peak is measured at the start and at the end of the run,
+// and also takes a turn in every round of every problem ("/now": the ratio at the same clock).
 //
 // Exit status: 0 if every result verified, 3 if any did not, 1 on a CUDA/cuBLAS error, 2 on usage.
 
@@ -80,6 +82,8 @@ constexpr double kL2Factor = 3.0;          // the input sets together cover this
 constexpr int kWarmupRuns = 3;
 // Rounds in which the configurations of one problem take turns (see run_problem).
 constexpr int kRounds = 4;
+// Iterations of one launch of the mma.sync peak kernel timed in turns (~0.4 ms on an H200).
+constexpr int kPeakTurnIterations = 1024;
 constexpr double kHugeFlops = 4e12;        // 16384^3: only cuBLAS, the default (+ f16 TN stages)
 
 // ---- Device helpers: random fill, comparison, spin ------------------------------------------
@@ -187,6 +191,7 @@ struct Record {
   int runs = 0;
   int sets = 0;
   double tflops = NAN;
+  double peak_now = NAN;  // the mma.sync peak timed in turns with this problem's configurations
   double rel_error = NAN;
   unsigned long long nonfinite = 0;
   bool verified = false;
@@ -585,12 +590,8 @@ class Bench {
       return out;
     }
     add(kDefaultConfig);
-    if (p.is_f16_tn() && p.group == "square")  // the plot's lines: the default tile, s2..s6
-      for (int s = 2; s <= 6; ++s) {
-        TileConfig c = kDefaultConfig;
-        c.stages = s;
-        add(c);
-      }
+    if (p.is_f16_tn() && p.group == "square")  // the plot's lines: the default at s2..s6
+      for (const TileConfig& c : kDefaultConfigsByStages) add(c);
     if (p.flops() < kHugeFlops)
       for (const auto& c : kCandidateConfigs) add(c);
     if (has_best_sweep_) add(best_sweep_);
@@ -676,11 +677,29 @@ class Bench {
       entries.push_back({r, launch});
     }
 
-    std::vector<std::vector<float>> samples(entries.size());
     for (Entry& e : entries) verify(e.r, e.launch, buf);
+    // The last turn of a round is the register-only mma.sync kernel: the peak at the clock the GPU
+    // keeps while this problem is measured (the start-of-run peak may be ~10% off by then).
+    const MmaPeakKernel& peak_kernel = p.dtype == DType::kF16 ? peak_f16_ : peak_bf16_;
+    const std::size_t turns = entries.size() + 1;
+    const Launch peak_launch = [&](int) -> std::string {
+      peak_kernel.launch(stream_);
+      return "";
+    };
+    std::vector<std::vector<float>> samples(turns);
     const int min_runs_per_round = (o_.min_runs + kRounds - 1) / kRounds;
     for (int round = 0; round < kRounds; ++round) {
-      for (std::size_t i = 0; i < entries.size(); ++i) {
+      // Forward in even rounds, backward in odd ones: no configuration is always timed first or
+      // last (a configuration that always followed the others ran ~6% slow, entry 10).
+      for (std::size_t t = 0; t < turns; ++t) {
+        const std::size_t i = round % 2 == 0 ? t : turns - 1 - t;
+        if (i == entries.size()) {
+          std::string error;
+          if (!timer_.time(peak_launch, 1, o_.target_ms / kRounds, min_runs_per_round, &samples[i], &error))
+            std::fprintf(stderr, "[bench] peak in turns: %s\n", error.c_str());
+          CHECK_CUDA(cudaGetLastError());
+          continue;
+        }
         Record& r = entries[i].r;
         if (!r.error.empty()) continue;
         std::string error;
@@ -692,7 +711,13 @@ class Bench {
         CHECK_CUDA(cudaGetLastError());
       }
     }
-    for (std::size_t i = 0; i < entries.size(); ++i) finish(entries[i].r, samples[i]);
+    const Timing peak_timing = Timer::summarize(samples[entries.size()]);
+    const double peak_now = peak_kernel.flops() / (peak_timing.median_ms * 1e-3) / 1e12;
+    std::fprintf(stderr, "[bench] %-24s mma.sync peak in turns %.1f TFLOP/s\n", p.key().c_str(), peak_now);
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      entries[i].r.peak_now = peak_now;
+      finish(entries[i].r, samples[i]);
+    }
     CHECK_CUDA(cudaStreamSynchronize(stream_));
     if (workspace) cudaFree(workspace);
     buf.release();
@@ -799,6 +824,7 @@ class Bench {
     return c && c->tflops > 0 ? r.tflops / c->tflops : NAN;
   }
   double ratio_peak(const Record& r) const { return r.tflops / peak_of(r.problem.dtype); }
+  static double ratio_peak_now(const Record& r) { return r.tflops / r.peak_now; }
 
   // -- output ---------------------------------------------------------------------------------
   static std::string fmt(const char* f, double x) {
@@ -837,8 +863,10 @@ class Bench {
         if (is_sweep(p) && p.m == s) sp = &p;
       if (!sp) continue;
       const Record* c = cublas_of(*sp);
-      std::printf("\nf16 TN %s sweep, TFLOP/s (cuBLAS %s; mma.sync peak %.0f; * = fastest, ! = failed verification)\n",
-                  sp->shape().c_str(), c ? fmt("%.1f", c->tflops).c_str() : "-", peak_of(DType::kF16));
+      std::printf("\nf16 TN %s sweep, TFLOP/s (cuBLAS %s; mma.sync peak %.0f, in turns %.0f; * = fastest, "
+                  "! = failed verification)\n",
+                  sp->shape().c_str(), c ? fmt("%.1f", c->tflops).c_str() : "-", peak_of(DType::kF16),
+                  c ? c->peak_now : NAN);
       std::printf("%-20s %5s %4s", "tile / warp tile", "warps", "regs");
       for (int st = 2; st <= 6; ++st) std::printf(" %8s", ("s" + std::to_string(st)).c_str());
       std::printf("   blocks/SM s2..s6\n");
@@ -870,11 +898,13 @@ class Bench {
 
     // Summary: one row per problem.
     std::printf("\nAll problems, TFLOP/s. default = %s; best = fastest verified fixed tilepipe configuration timed on that problem;\n"
-                "auto = tilepipe::GemmAuto (heuristic tile and split-K), with the configuration it chose.\n",
+                "auto = tilepipe::GemmAuto (heuristic tile and split-K), with the configuration it chose.\n"
+                "/peak = ratio to the mma.sync peak at the start of the run; /now = ratio to the peak timed in turns\n"
+                "with the problem's configurations (the same clock).\n",
                 kDefaultConfig.name().c_str());
-    std::printf("%-5s %-3s %-18s %8s | %8s %6s %6s | %-22s %8s %6s %6s | %-28s %8s %6s %6s | %s\n",
-                "dtype", "lay", "M x N x K", "cuBLAS", "default", "/cublas", "/peak", "best", "TFLOP/s",
-                "/cublas", "/peak", "auto", "TFLOP/s", "/cublas", "/best", "check");
+    std::printf("%-5s %-3s %-18s %8s %6s | %8s %6s %6s %5s | %-22s %8s %6s %6s %5s | %-28s %8s %6s %6s | %s\n",
+                "dtype", "lay", "M x N x K", "cuBLAS", "peak@", "default", "/cublas", "/peak", "/now", "best",
+                "TFLOP/s", "/cublas", "/peak", "/now", "auto", "TFLOP/s", "/cublas", "/best", "check");
     for (const auto& p : problems) {
       const Record* c = cublas_of(p);
       if (!c) continue;
@@ -889,14 +919,17 @@ class Bench {
         }
       const std::string check = failed ? "FAILED " + std::to_string(failed) : "ok";
       const double auto_best = a && b && b->tflops > 0 ? a->tflops / b->tflops : NAN;
-      std::printf("%-5s %-3s %-18s %8s | %8s %6s %6s | %-22s %8s %6s %6s | %-28s %8s %6s %6s | %s (%d configs)\n",
+      std::printf("%-5s %-3s %-18s %8s %6s | %8s %6s %6s %5s | %-22s %8s %6s %6s %5s | %-28s %8s %6s %6s | %s (%d configs)\n",
                   name_of(p.dtype), name_of(p.layout), p.shape().c_str(), fmt("%.1f", c->tflops).c_str(),
+                  fmt("%.0f", c->peak_now).c_str(),
                   d ? (fmt("%.1f", d->tflops) + (d->verified ? "" : "!")).c_str() : "-",
                   d ? fmt("%.2f", ratio_cublas(*d)).c_str() : "-",
                   d ? fmt("%.2f", ratio_peak(*d)).c_str() : "-",
+                  d ? fmt("%.2f", ratio_peak_now(*d)).c_str() : "-",
                   b ? b->config.name().c_str() : "-", b ? fmt("%.1f", b->tflops).c_str() : "-",
                   b ? fmt("%.2f", ratio_cublas(*b)).c_str() : "-",
                   b ? fmt("%.2f", ratio_peak(*b)).c_str() : "-",
+                  b ? fmt("%.2f", ratio_peak_now(*b)).c_str() : "-",
                   a ? a->auto_choice().name().c_str() : "-",
                   a ? (fmt("%.1f", a->tflops) + (a->verified ? "" : "!")).c_str() : "-",
                   a ? fmt("%.2f", ratio_cublas(*a)).c_str() : "-", fmt("%.2f", auto_best).c_str(),
@@ -948,7 +981,7 @@ class Bench {
     cudaRuntimeGetVersion(&runtime);
     cudaDriverGetVersion(&driver);
     cublasGetVersion(cublas_, &cublas_version);
-    std::fprintf(f, "{\n  \"schema\": \"tilepipe-gemm-bench/2\",\n");
+    std::fprintf(f, "{\n  \"schema\": \"tilepipe-gemm-bench/3\",\n");
     std::fprintf(f, "  \"date\": %s,\n", json_string(date_utc()).c_str());
     std::fprintf(f, "  \"command\": %s,\n", json_string(o_.command_line).c_str());
     std::fprintf(f,
@@ -960,7 +993,8 @@ class Bench {
                  cublas_version);
     std::fprintf(f,
                  "  \"method\": {\"timing\": \"CUDA events around each run; runs launched back to back "
-                 "behind a spin kernel; the configurations of a problem take turns over %d rounds\", "
+                 "behind a spin kernel; the configurations of a problem and the mma.sync peak kernel take turns over %d rounds, "
+                 "forward in even rounds and backward in odd ones\", "
                  "\"statistic\": \"median\", \"rounds\": %d, \"warmup_runs\": %d, "
                  "\"min_runs\": %d, \"max_runs\": %d, \"target_ms\": %s, \"l2_factor\": %s, "
                  "\"verify\": \"relative Frobenius error vs cuBLAS f32 output\", "
@@ -980,6 +1014,11 @@ class Bench {
     }
     std::fprintf(f, "},\n");
     std::fprintf(f, "  \"default_config\": %s,\n", json_string(kDefaultConfig.name()).c_str());
+    std::fprintf(f, "  \"default_configs_by_stages\": {");
+    for (std::size_t i = 0; i < std::size(kDefaultConfigsByStages); ++i)
+      std::fprintf(f, "%s\"%d\": %s", i ? ", " : "", kDefaultConfigsByStages[i].stages,
+                   json_string(kDefaultConfigsByStages[i].name()).c_str());
+    std::fprintf(f, "},\n");
     std::fprintf(f, "  \"best_sweep_config\": %s,\n",
                  has_best_sweep_ ? json_string(best_sweep_.name()).c_str() : "null");
     std::fprintf(f, "  \"records\": [\n");
@@ -1006,12 +1045,14 @@ class Bench {
       std::fprintf(f,
                    "\"ms\": %s, \"ms_min\": %s, \"ms_q1\": %s, \"ms_q3\": %s, \"ms_max\": %s, "
                    "\"runs\": %d, \"sets\": %d, "
-                   "\"tflops\": %s, \"ratio_cublas\": %s, \"ratio_peak\": %s, \"rel_error\": %s, "
+                   "\"tflops\": %s, \"ratio_cublas\": %s, \"ratio_peak\": %s, \"peak_now_tflops\": %s, "
+                   "\"ratio_peak_now\": %s, \"rel_error\": %s, "
                    "\"nonfinite\": %llu, \"verified\": %s, \"error\": %s}%s\n",
                    json_number(r.median_ms).c_str(), json_number(r.min_ms).c_str(),
                    json_number(r.q1_ms).c_str(), json_number(r.q3_ms).c_str(),
                    json_number(r.max_ms).c_str(), r.runs, r.sets, json_number(r.tflops).c_str(),
                    json_number(ratio_cublas(r)).c_str(), json_number(ratio_peak(r)).c_str(),
+                   json_number(r.peak_now).c_str(), json_number(ratio_peak_now(r)).c_str(),
                    json_number(r.rel_error).c_str(), r.nonfinite, r.verified ? "true" : "false",
                    json_string(r.error).c_str(), i + 1 < records_.size() ? "," : "");
     }
@@ -1036,6 +1077,8 @@ class Bench {
   std::vector<TilepipeKernel> kernels_;
   std::vector<AutoKernel> autos_;
   std::map<const TilepipeKernel*, KernelResources> resources_;
+  MmaPeakKernel peak_f16_{DType::kF16, kPeakTurnIterations};  // timed in turns with each problem
+  MmaPeakKernel peak_bf16_{DType::kBF16, kPeakTurnIterations};
   PeakResult peak_[2];      // measured before the problems
   PeakResult peak_end_[2];  // and after them
   std::vector<Problem> run_order_;

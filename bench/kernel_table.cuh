@@ -16,14 +16,7 @@
 
 namespace tilepipe_bench {
 
-// The benchmark's "default" column must be the library's default.
-using LibraryDefault = tilepipe::DefaultGemmPolicy<4>;
-static_assert(kDefaultConfig.tile_m == LibraryDefault::Tile::kM &&
-                  kDefaultConfig.tile_n == LibraryDefault::Tile::kN &&
-                  kDefaultConfig.tile_k == LibraryDefault::Tile::kK &&
-                  kDefaultConfig.warp_m == LibraryDefault::Warp::kM &&
-                  kDefaultConfig.warp_n == LibraryDefault::Warp::kN && kDefaultConfig.stages == 4,
-              "bench: kDefaultConfig no longer matches tilepipe::DefaultGemmPolicy<4>; update it");
+// kDefaultConfig (bench_common.cuh) is derived from tilepipe::DefaultGemmPolicy<4> itself.
 
 template <DType D>
 using ElementOf = std::conditional_t<D == DType::kF16, __half, __nv_bfloat16>;
@@ -32,11 +25,12 @@ template <LayoutPair L>
 inline constexpr tilepipe::Layout kLayoutA =
     L == LayoutPair::kTN ? tilepipe::Layout::kRowMajor : tilepipe::Layout::kColumnMajor;
 
-//! The largest ring the benchmark compiles: sm_80's opt-in shared memory per block. Every
-//! instantiation is compiled for every target of the build (CI: sm_80 and sm_90), and
-//! SmemRingBuffer refuses at compile time a ring that does not fit the target, so rings between
-//! 163 KB and sm_90's 227 KB are left out even though an H100/H200 could run them.
-inline constexpr std::size_t kMaxRingBytes = 163 * 1024;
+//! The largest ring the benchmark compiles: the opt-in shared memory per block of the smallest
+//! target of the build. Every instantiation is compiled for every target (CI: sm_80 and sm_90),
+//! and SmemRingBuffer refuses at compile time a ring that does not fit a target, so a build that
+//! includes sm_80 leaves out rings between 163 KB and sm_90's 227 KB; the GPU machine's `native`
+//! (sm_90) build has them.
+inline constexpr std::size_t kMaxRingBytes = tilepipe::detail::kMinSmemBytesPerBlockOfTargets;
 
 template <int TM, int TN, int TK, int S>
 inline constexpr std::size_t kRingBytes = std::size_t(S) * (TM + TN) * TK * 2;  // 16-bit A and B

@@ -74,16 +74,36 @@ __global__ void __launch_bounds__(kThreads) mma_peak_kernel(int iterations, floa
   out[tid] = sum;
 }
 
-}  // namespace
-
-PeakResult measure_mma_peak(DType dtype, int runs, cudaStream_t stream) {
-  auto kernel = dtype == DType::kF16 ? mma_peak_kernel<__half> : mma_peak_kernel<__nv_bfloat16>;
+// Exactly one full wave: every SM holds as many blocks as it can, for the whole launch.
+int peak_blocks(void (*kernel)(int, float*)) {
   int device = 0, sms = 0, blocks_per_sm = 0;
   PEAK_CHECK(cudaGetDevice(&device));
   PEAK_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   PEAK_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, kThreads, 0));
-  // Exactly one full wave: every SM holds as many blocks as it can, for the whole launch.
-  const int blocks = sms * std::max(1, blocks_per_sm);
+  return sms * std::max(1, blocks_per_sm);
+}
+
+}  // namespace
+
+MmaPeakKernel::MmaPeakKernel(DType dtype, int iterations) : dtype_(dtype), iterations_(iterations) {
+  blocks_ = peak_blocks(dtype == DType::kF16 ? mma_peak_kernel<__half> : mma_peak_kernel<__nv_bfloat16>);
+  PEAK_CHECK(cudaMalloc(&out_, sizeof(float) * blocks_ * kThreads));
+}
+
+MmaPeakKernel::~MmaPeakKernel() { cudaFree(out_); }
+
+void MmaPeakKernel::launch(cudaStream_t stream) const {
+  auto kernel = dtype_ == DType::kF16 ? mma_peak_kernel<__half> : mma_peak_kernel<__nv_bfloat16>;
+  kernel<<<blocks_, kThreads, 0, stream>>>(iterations_, out_);
+}
+
+double MmaPeakKernel::flops() const {
+  return 2.0 * 16 * 8 * 16 * double(blocks_) * (kThreads / 32) * kChains * iterations_;
+}
+
+PeakResult measure_mma_peak(DType dtype, int runs, cudaStream_t stream) {
+  auto kernel = dtype == DType::kF16 ? mma_peak_kernel<__half> : mma_peak_kernel<__nv_bfloat16>;
+  const int blocks = peak_blocks(kernel);
   float* out = nullptr;
   PEAK_CHECK(cudaMalloc(&out, sizeof(float) * blocks * kThreads));
 

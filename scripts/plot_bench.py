@@ -46,24 +46,25 @@ def main():
         if points:
             ax.plot([p[0] for p in points], [p[1] for p in points], **style)
 
-    # The default tile, one line per stage count; the default (4 stages) drawn heavier.
-    # The default configuration as the benchmark recorded it, e.g. "256x128x32/w64x64/s4".
-    tile_s, warp_s, stages_s = bench.get("default_config", "128x128x32/w64x64/s4").split("/")
-    default_tile = [int(x) for x in tile_s.split("x")]
-    default_warp = [int(x) for x in warp_s.lstrip("w").split("x")]
-    default_stages = int(stages_s.lstrip("s"))
-
-    def is_default_tile(r):
-        return r["kernel"] == "tilepipe" and (r["tile"], r["warp"]) == (default_tile, default_warp)
-
-    stages = sorted({r["stages"] for r in records if is_default_tile(r)})
+    # One line per stage count: what GemmMultistage<S> runs by default (DefaultGemmPolicy<S>; schema
+    # 3 records it per S, e.g. the 64-deep tile up to 4 stages and the 32-deep one at 5 and 6 in a
+    # build for sm_90), else the default tile at every stage count; the default (4 stages) heavier.
+    default_config = bench.get("default_config", "128x128x32/w64x64/s4")
+    default_stages = int(default_config.split("/")[2].lstrip("s"))
+    by_stages = {int(s): c for s, c in bench.get("default_configs_by_stages", {}).items()}
+    if not by_stages:
+        prefix = default_config.rsplit("/", 1)[0]
+        by_stages = {s: f"{prefix}/s{s}" for s in range(2, 7)}
+    stages = sorted(s for s, c in by_stages.items()
+                    if any(r["kernel"] == "tilepipe" and r["config"] == c for r in records))
     colors = plt.get_cmap("viridis")
     for i, s in enumerate(stages):
         pts = [(r["m"], r["tflops"]) for r in records
-               if is_default_tile(r) and r["stages"] == s and r["verified"]]
+               if r["kernel"] == "tilepipe" and r["config"] == by_stages[s] and r["verified"]]
+        tile = by_stages[s].split("/")[0]
         line(pts, marker="o", markersize=4, linewidth=2.2 if s == default_stages else 1.2,
              color=colors(i / max(1, len(stages) - 1) * 0.9),
-             label=f"tilepipe {tile_s}, {s} stages" + (" (default)" if s == default_stages else ""))
+             label=f"tilepipe default, {s} stages ({tile})" + (" (default)" if s == default_stages else ""))
 
     # Best tilepipe configuration timed at each size (all tiles and stages).
     best = []
