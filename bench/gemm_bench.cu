@@ -1,7 +1,7 @@
 // gemm_bench: tilepipe::GemmMultistage against cuBLAS and against the mma.sync ceiling, in one run.
 //
 //   gemm_bench [--quick] [--json PATH] [--filter S1,S2,...] [--runs N] [--target-ms T]
-//              [--no-sweep] [--list]
+//              [--settle-ms S] [--no-sweep] [--list]
 //
 // 1. Measures the mma.sync m16n8k16 f32-accumulate peak (f16 and bf16) with a register-only
 //    microbenchmark (mma_peak.cu).
@@ -174,6 +174,7 @@ struct Options {
   int min_runs = 20;
   int max_runs = 200;
   double target_ms = 100;  // timed runs per configuration: about this much GPU time, within bounds
+  double settle_ms = 0;    // untimed runs of the configuration before each turn's timed runs
   std::string command_line;
 };
 
@@ -257,6 +258,19 @@ class Timer {
     CHECK_CUDA(cudaEventElapsedTime(&warm_ms, events_[0], events_[1]));
     const double estimate = std::max(1e-3, double(warm_ms) / kWarmupRuns);
     const int runs = std::clamp(int(std::ceil(target_ms / estimate)), min_runs, o_.max_runs);
+
+    // --settle-ms: more untimed runs, so that the GPU's clock settles to this configuration's own
+    // power draw before it is timed (the H200 takes ~50-100 ms, docs/performance.md entry 11).
+    if (o_.settle_ms > 0) {
+      const int settle_runs = std::min(100000, int(std::ceil(o_.settle_ms / estimate)));
+      for (int i = 0; i < settle_runs; ++i) {
+        if (std::string e = run(); !e.empty()) {
+          *error = e;
+          CHECK_CUDA(cudaStreamSynchronize(stream_));
+          return false;
+        }
+      }
+    }
 
     // About 20 us of host time per launch (argument checks, attribute call, launch) must fit in
     // the spin, so that the GPU runs the timed launches back to back.
@@ -996,10 +1010,11 @@ class Bench {
                  "behind a spin kernel; the configurations of a problem and the mma.sync peak kernel take turns over %d rounds, "
                  "forward in even rounds and backward in odd ones\", "
                  "\"statistic\": \"median\", \"rounds\": %d, \"warmup_runs\": %d, "
-                 "\"min_runs\": %d, \"max_runs\": %d, \"target_ms\": %s, \"l2_factor\": %s, "
+                 "\"min_runs\": %d, \"max_runs\": %d, \"target_ms\": %s, \"settle_ms\": %s, \"l2_factor\": %s, "
                  "\"verify\": \"relative Frobenius error vs cuBLAS f32 output\", "
                  "\"verify_threshold\": %s, \"inputs\": \"uniform [-1, 1)\"},\n",
                  kRounds, kRounds, kWarmupRuns, o_.min_runs, o_.max_runs, json_number(o_.target_ms).c_str(),
+                 json_number(o_.settle_ms).c_str(),
                  json_number(kL2Factor).c_str(), json_number(kVerifyThreshold).c_str());
     std::fprintf(f, "  \"peak\": {");
     for (DType d : {DType::kF16, DType::kBF16}) {
@@ -1091,13 +1106,15 @@ class Bench {
 void usage(const char* argv0) {
   std::fprintf(stderr,
                "usage: %s [--quick] [--json PATH] [--filter S1,S2,...] [--runs N] [--target-ms T]\n"
-               "          [--no-sweep] [--list]\n"
+               "          [--settle-ms S] [--no-sweep] [--list]\n"
                "  --quick        a few sizes (squares 1024 and 4096, two model shapes), sweep at 4096 only\n"
                "  --json PATH    also write every measurement to PATH (scripts/plot_bench.py plots it)\n"
                "  --filter LIST  only problems whose key (dtype/layout/MxNxK, e.g. f16/tn/4096x4096x4096)\n"
                "                 contains one of the comma-separated strings\n"
                "  --runs N       at least N timed runs per configuration (default 20)\n"
                "  --target-ms T  more runs, up to 200, until they take about T ms of GPU time (default 100)\n"
+               "  --settle-ms S  before each turn's timed runs, about S ms of untimed runs of the same\n"
+               "                 configuration, so the clock settles to its power draw (default 0)\n"
                "  --no-sweep     skip the f16 TN tile x stage sweep\n"
                "  --list         list the compiled configurations and exit\n",
                argv0);
@@ -1125,6 +1142,7 @@ int main(int argc, char** argv) {
     else if (arg == "--json") o.json_path = value();
     else if (arg == "--runs") o.min_runs = std::max(1, std::atoi(value().c_str()));
     else if (arg == "--target-ms") o.target_ms = std::max(0.0, std::atof(value().c_str()));
+    else if (arg == "--settle-ms") o.settle_ms = std::max(0.0, std::atof(value().c_str()));
     else if (arg == "--filter") {
       const std::string list = value();
       std::size_t start = 0;
