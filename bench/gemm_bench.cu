@@ -692,8 +692,9 @@ class Bench {
     }
 
     for (Entry& e : entries) verify(e.r, e.launch, buf);
-    // The last turn of a round is the register-only mma.sync kernel: the peak at the clock the GPU
-    // keeps while this problem is measured (the start-of-run peak may be ~10% off by then).
+    // One more turn per round, the last of a forward round and the first of a backward one: the
+    // register-only mma.sync kernel, i.e. the peak at the clock the GPU keeps while this problem
+    // is measured (the start-of-run peak may be ~10% off by then).
     const MmaPeakKernel& peak_kernel = p.dtype == DType::kF16 ? peak_f16_ : peak_bf16_;
     const std::size_t turns = entries.size() + 1;
     const Launch peak_launch = [&](int) -> std::string {
