@@ -277,11 +277,8 @@ class GemmMultistage {
       if (slices.count > 1) return run_split_k(args, slices, stream);
     }
     auto kernel = detail::gemm_multistage_kernel<GemmMultistage>;
-    if (kSharedBytes > 48 * 1024) {
-      const cudaError_t e = cudaFuncSetAttribute(
-          kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSharedBytes));
-      if (e != cudaSuccess) return cuda_error("cudaFuncSetAttribute", e);
-    }
+    s = allow_shared_memory(kernel, kSharedBytes, "cudaFuncSetAttribute");
+    if (!s) return s;
     const Params params = make_params(args);
     const dim3 grid(static_cast<unsigned>(params.tiles_m) * static_cast<unsigned>(params.tiles_n),
                     1, static_cast<unsigned>(args.batch_count));
@@ -303,11 +300,8 @@ class GemmMultistage {
   static Status run_split_k(const Arguments& args, SplitKSlices slices, cudaStream_t stream) {
     auto kernel = detail::gemm_split_k_partial_kernel<SplitKPartial>;
     constexpr std::size_t kPartialSmem = SplitKPartial::kSharedBytes;
-    if (kPartialSmem > 48 * 1024) {
-      const cudaError_t e = cudaFuncSetAttribute(
-          kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kPartialSmem));
-      if (e != cudaSuccess) return cuda_error("cudaFuncSetAttribute (split-K)", e);
-    }
+    const Status s = allow_shared_memory(kernel, kPartialSmem, "cudaFuncSetAttribute (split-K)");
+    if (!s) return s;
     const SplitKWorkspace ws = workspace_layout(args, slices.count);
     typename SplitKPartial::Params p;
     p.a = args.a;
@@ -356,6 +350,16 @@ class GemmMultistage {
   static Status invalid(const std::string& msg) {
     return Status::error(Status::Code::kInvalidArgument, "GemmMultistage: " + msg);
   }
+  // Lets `kernel` launch with `bytes` of dynamic shared memory: above the default 48 KB a kernel
+  // must opt in.
+  template <class Kernel>
+  static Status allow_shared_memory(Kernel kernel, std::size_t bytes, const char* what) {
+    if (bytes <= 48 * 1024) return Status::success();
+    const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               static_cast<int>(bytes));
+    return e == cudaSuccess ? Status::success() : cuda_error(what, e);
+  }
+
   static Status cuda_error(const char* what, cudaError_t e) {
     return Status::error(Status::Code::kCudaError, std::string("GemmMultistage: ") + what +
                                                        " failed: " + cudaGetErrorString(e));
