@@ -165,7 +165,9 @@ class MmaPeakKernel {
   MmaPeakKernel(const MmaPeakKernel&) = delete;
   MmaPeakKernel& operator=(const MmaPeakKernel&) = delete;
   void launch(cudaStream_t stream) const;  //!< one full wave of the microbenchmark
+  long long mma_per_launch() const;
   double flops() const;                    //!< per launch
+  int blocks() const { return blocks_; }
 
  private:
   DType dtype_;

@@ -97,23 +97,21 @@ void MmaPeakKernel::launch(cudaStream_t stream) const {
   kernel<<<blocks_, kThreads, 0, stream>>>(iterations_, out_);
 }
 
-double MmaPeakKernel::flops() const {
-  return 2.0 * 16 * 8 * 16 * double(blocks_) * (kThreads / 32) * kChains * iterations_;
+long long MmaPeakKernel::mma_per_launch() const {
+  return static_cast<long long>(blocks_) * (kThreads / 32) * kChains * iterations_;
 }
 
-PeakResult measure_mma_peak(DType dtype, int runs, cudaStream_t stream) {
-  auto kernel = dtype == DType::kF16 ? mma_peak_kernel<__half> : mma_peak_kernel<__nv_bfloat16>;
-  const int blocks = peak_blocks(kernel);
-  float* out = nullptr;
-  PEAK_CHECK(cudaMalloc(&out, sizeof(float) * blocks * kThreads));
+double MmaPeakKernel::flops() const { return 2.0 * 16 * 8 * 16 * double(mma_per_launch()); }
 
-  for (int i = 0; i < 3; ++i) kernel<<<blocks, kThreads, 0, stream>>>(kIterations, out);
+PeakResult measure_mma_peak(DType dtype, int runs, cudaStream_t stream) {
+  const MmaPeakKernel peak(dtype, kIterations);
+  for (int i = 0; i < 3; ++i) peak.launch(stream);
   PEAK_CHECK(cudaGetLastError());
   std::vector<cudaEvent_t> events(runs + 1);
   for (auto& e : events) PEAK_CHECK(cudaEventCreate(&e));
   PEAK_CHECK(cudaEventRecord(events[0], stream));
   for (int i = 0; i < runs; ++i) {
-    kernel<<<blocks, kThreads, 0, stream>>>(kIterations, out);
+    peak.launch(stream);
     PEAK_CHECK(cudaEventRecord(events[i + 1], stream));
   }
   PEAK_CHECK(cudaGetLastError());
@@ -121,16 +119,15 @@ PeakResult measure_mma_peak(DType dtype, int runs, cudaStream_t stream) {
   std::vector<float> ms(runs);
   for (int i = 0; i < runs; ++i) PEAK_CHECK(cudaEventElapsedTime(&ms[i], events[i], events[i + 1]));
   for (auto& e : events) PEAK_CHECK(cudaEventDestroy(e));
-  PEAK_CHECK(cudaFree(out));
   std::sort(ms.begin(), ms.end());
   const double median = runs % 2 ? ms[runs / 2] : 0.5 * (ms[runs / 2 - 1] + ms[runs / 2]);
 
   PeakResult r;
-  r.mma_per_launch = static_cast<long long>(blocks) * (kThreads / 32) * kChains * kIterations;
-  r.tflops = 2.0 * 16 * 8 * 16 * double(r.mma_per_launch) / (median * 1e-3) / 1e12;
+  r.mma_per_launch = peak.mma_per_launch();
+  r.tflops = peak.flops() / (median * 1e-3) / 1e12;
   r.median_ms = median;
   r.runs = runs;
-  r.blocks = blocks;
+  r.blocks = peak.blocks();
   r.threads_per_block = kThreads;
   r.chains_per_warp = kChains;
   r.iterations = kIterations;

@@ -20,7 +20,7 @@ namespace {
 // The portable 256 x 128 x 32 tile, named explicitly: the default policy depends on the targets
 // of the build (DefaultGemmPolicy), and the split-K cases below count 32-deep k-tiles.
 template <int Stages>
-using Portable = tilepipe::GemmPolicy<256, 128, 32, 64, 64, Stages>;
+using Portable = tilepipe::detail::PortableDefaultPolicy<Stages>;
 
 using Gemm = tilepipe::GemmMultistage<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 4, Portable<4>>;
 using GemmNN = tilepipe::GemmMultistage<__nv_bfloat16, float, Layout::kColumnMajor, Layout::kColumnMajor, 3,

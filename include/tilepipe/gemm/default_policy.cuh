@@ -30,7 +30,9 @@ inline constexpr bool kUseDeepDefault =
     false;
 #else
     kMinSmemBytesPerBlockOfTargets >= 227 * 1024 &&
-    Stages * (256 + 128) * 64 * 2 <= kMinSmemBytesPerBlockOfTargets;
+    Stages * (DeepDefaultPolicy<Stages>::Tile::kM + DeepDefaultPolicy<Stages>::Tile::kN) *
+            DeepDefaultPolicy<Stages>::Tile::kK * 2 <=
+        kMinSmemBytesPerBlockOfTargets;  // 16-bit A and B tiles per stage
 #endif
 
 }  // namespace detail

@@ -8,8 +8,9 @@
 //!
 //! 1. **Large** (128 x 256 x 64, eight 64 x 64 warp tiles, 3 stages: the fastest tile of the
 //!    benchmark's sweep on large problems, 5 to 15% ahead of the portable 4-stage default
-//!    256 x 128 x 32 in the same runs; as fast as the sm_90 default 256 x 128 x 64) if tiles(Large) >= kMinWaveFraction * S, i.e. the
-//!    output has about one thread block per SM or more (one Large block fills an SM).
+//!    256 x 128 x 32 in the same runs; as fast as the sm_90 default 256 x 128 x 64) if
+//!    tiles(Large) >= kMinWaveFraction * S, i.e. the output has about one thread block per SM or
+//!    more (one Large block fills an SM).
 //!    Except when its last wave would leave the GPU badly underused (average wave fill below
 //!    kMinLargeWaveEfficiency) and the Medium tile fills a wave: then Medium.
 //! 2. **Medium** (128 x 128 x 32, four 64 x 64 warp tiles, 4 stages) if
