@@ -76,7 +76,7 @@ int run(const Options& o, const cudaDeviceProp& prop) {
   args.d = d_d; args.ldd = ldd;
   tilepipe::Status status = Gemm::can_implement(args);
   if (!status) {
-    std::fprintf(stderr, "can_implement: %s\n", status.message().c_str());
+    std::fprintf(stderr, "can_implement: %s\n", status.what());
     return 1;
   }
   // Warm up, then time `iters` runs one by one with events and take the median.
@@ -96,7 +96,7 @@ int run(const Options& o, const cudaDeviceProp& prop) {
     ms.push_back(t);
   }
   if (!status) {
-    std::fprintf(stderr, "run: %s\n", status.message().c_str());
+    std::fprintf(stderr, "run: %s\n", status.what());
     return 1;
   }
   std::sort(ms.begin(), ms.end());

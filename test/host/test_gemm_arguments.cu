@@ -49,6 +49,7 @@ void expect_invalid(const Gemm::Arguments& args, const std::string& names) {
   EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
   EXPECT_NE(s.message().find(names), std::string::npos)
       << "message \"" << s.message() << "\" should name " << names;
+  EXPECT_STREQ(s.what(), s.message().c_str());
 }
 
 }  // namespace
@@ -57,6 +58,7 @@ TEST(GemmArguments, ValidProblemPasses) {
   const Status s = Gemm::check_arguments(valid_args());
   EXPECT_TRUE(s.ok()) << s.message();
   EXPECT_TRUE(s.message().empty());
+  EXPECT_STREQ(s.what(), "");
 }
 
 TEST(GemmArguments, NegativeSizes) {
@@ -236,6 +238,7 @@ void expect_split_invalid(const Gemm::Arguments& args, const std::string& names)
   EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
   EXPECT_NE(s.message().find(names), std::string::npos)
       << "message \"" << s.message() << "\" should name " << names;
+  EXPECT_STREQ(s.what(), s.message().c_str());
 }
 
 }  // namespace

@@ -32,14 +32,6 @@ TILEPIPE_DEVICE void cp_async_zfill_16(void* smem_dst, const void* src, int src_
 #endif
 }
 
-//! Closes the calling thread's current group of cp.async copies (`cp.async.commit_group`).
-//! Prefer `SmemRingBuffer::producer_commit`, which also advances the ring.
-TILEPIPE_DEVICE void cp_async_commit() {
-#if TILEPIPE_ARCH_SM80_PLUS
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
-
 //! Waits until at most `Pending` of the calling thread's committed groups are still in flight
 //! (`cp.async.wait_group`). Covers only this thread's copies: a barrier must follow before other
 //! threads read the data.

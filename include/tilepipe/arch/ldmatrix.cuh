@@ -1,6 +1,6 @@
 #pragma once
 //! \file
-//! `ldmatrix.sync.aligned` (sm_75+): a warp loads one, two or four 8x8 matrices of 16-bit
+//! `ldmatrix.sync.aligned` (sm_75+): a warp loads four 8x8 matrices of 16-bit
 //! elements from shared memory into registers.
 //!
 //! Lane `i` supplies the address of row `i % 8` of matrix `i / 8` (lanes beyond the matrix
@@ -19,30 +19,6 @@ namespace tilepipe::arch {
 //! Shared-memory address of a generic pointer, as ldmatrix and cp.async take it.
 TILEPIPE_DEVICE std::uint32_t smem_address(const void* p) {
   return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
-}
-
-//! One 8x8 matrix into `r[0]` (lanes 0-7 give the row addresses).
-template <bool Trans = false>
-TILEPIPE_DEVICE void ldmatrix_x1(std::uint32_t (&r)[1], std::uint32_t smem_row_addr) {
-  if constexpr (Trans) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {%0}, [%1];\n"
-                 : "=r"(r[0]) : "r"(smem_row_addr));
-  } else {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];\n"
-                 : "=r"(r[0]) : "r"(smem_row_addr));
-  }
-}
-
-//! Two 8x8 matrices into `r[0..1]` (lanes 0-15 give the row addresses).
-template <bool Trans = false>
-TILEPIPE_DEVICE void ldmatrix_x2(std::uint32_t (&r)[2], std::uint32_t smem_row_addr) {
-  if constexpr (Trans) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];\n"
-                 : "=r"(r[0]), "=r"(r[1]) : "r"(smem_row_addr));
-  } else {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\n"
-                 : "=r"(r[0]), "=r"(r[1]) : "r"(smem_row_addr));
-  }
 }
 
 //! Four 8x8 matrices into `r[0..3]` (all 32 lanes give row addresses).

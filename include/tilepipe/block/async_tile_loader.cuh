@@ -119,9 +119,6 @@ class AsyncTileLoader {
     }
   }
 
-  //! The view this loader reads.
-  TILEPIPE_DEVICE const MatrixView<const Element>& source() const { return src_; }
-
  private:
   // Whether the threads' chunks of consecutive iterations are a fixed number of rows apart in
   // global memory and a fixed number of chunks apart in the swizzled tile (see

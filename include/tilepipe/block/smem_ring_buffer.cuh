@@ -56,7 +56,7 @@ class SmemRingBuffer {
   TILEPIPE_DEVICE Stage& write_stage() { return storage_.stages[write_.get()]; }
   //! The slot that the consumer reads now (valid after `consumer_wait`).
   TILEPIPE_DEVICE const Stage& read_stage() const { return storage_.stages[read_.get()]; }
-  TILEPIPE_DEVICE int write_index() const { return write_.get(); }
+  //! Index of the read stage (for tests and traces).
   TILEPIPE_DEVICE int read_index() const { return read_.get(); }
 
   //! The pipeline that loads into the write stage are issued on.

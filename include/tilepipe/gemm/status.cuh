@@ -26,6 +26,8 @@ class Status {
   Code code() const { return code_; }
   //! Empty on success; otherwise one sentence naming the argument and what is wrong with it.
   const std::string& message() const { return message_; }
+  //! The message as a C string, for `printf("%s", status.what())` ("" on success).
+  const char* what() const { return message_.c_str(); }
 
  private:
   Status(Code code, std::string message) : code_(code), message_(std::move(message)) {}

@@ -21,9 +21,6 @@ struct MatrixView {
   TILEPIPE_HOST_DEVICE T* ptr(int r, int c) const {
     return data + static_cast<std::int64_t>(r) * ld + c;
   }
-  TILEPIPE_HOST_DEVICE bool contains(int r, int c) const {
-    return r >= 0 && r < rows && c >= 0 && c < cols;
-  }
 };
 
 }  // namespace tilepipe

@@ -64,11 +64,6 @@ struct SwizzledTileLayout {
   TILEPIPE_HOST_DEVICE static constexpr bool is_translation(int delta) {
     return delta % (8 << kShift) == 0;
   }
-
-  //! Bank group (0..7) of a physical chunk: which 16 bytes of a 128-byte line it occupies.
-  TILEPIPE_HOST_DEVICE static constexpr int bank_group(int physical_chunk) {
-    return physical_chunk & 7;
-  }
 };
 
 }  // namespace tilepipe

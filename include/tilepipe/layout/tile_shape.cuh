@@ -35,9 +35,6 @@ struct GemmShape {
   static constexpr int kM = M;
   static constexpr int kN = N;
   static constexpr int kK = K;
-  static constexpr int kMN = M * N;
-  static constexpr int kMK = M * K;
-  static constexpr int kKN = K * N;
 };
 
 //! The instruction shape of `mma.sync.m16n8k16`.
