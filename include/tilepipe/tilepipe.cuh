@@ -5,6 +5,8 @@
 
 #include "version.cuh"
 
+#include "numeric/element_traits.cuh"
+
 #include "arch/cp_async.cuh"
 #include "arch/ldmatrix.cuh"
 #include "arch/mma.cuh"

@@ -51,17 +51,19 @@ int ldmatrix_phase_conflicts() {
   return conflicts;
 }
 
-template <int Rows, int Cols>
+template <int Rows, int Cols, int ElementBytes = 2>
 void check_layout() {
-  using L = tilepipe::SwizzledTileLayout<Rows, Cols>;
-  SCOPED_TRACE(testing::Message() << "tile " << Rows << " x " << Cols);
+  using L = tilepipe::SwizzledTileLayout<Rows, Cols, ElementBytes>;
+  constexpr int kPerChunk = 16 / ElementBytes;
+  SCOPED_TRACE(testing::Message() << "tile " << Rows << " x " << Cols << " of " << ElementBytes
+                                  << "-byte elements");
   EXPECT_TRUE(is_bijection<L>());
   EXPECT_EQ(write_phase_conflicts<L>(), 0);
   EXPECT_EQ(ldmatrix_phase_conflicts<L>(), 0);
   // Elements of one chunk stay together and in order (16-byte vectors are not split).
   for (int r = 0; r < Rows; ++r)
     for (int c = 0; c < Cols; ++c)
-      EXPECT_EQ(L::offset(r, c), L::chunk_offset(r, c / 8) * 8 + c % 8);
+      EXPECT_EQ(L::offset(r, c), L::chunk_offset(r, c / kPerChunk) * kPerChunk + c % kPerChunk);
 }
 
 // A row-major layout without swizzle, to show the checks above can fail.
@@ -95,6 +97,18 @@ TEST(SwizzledTileLayout, MNContiguousTiles) {
   check_layout<64, 128>();
   check_layout<32, 256>();
   check_layout<16, 256>();
+}
+
+TEST(SwizzledTileLayout, OtherElementWidths) {
+  // The swizzle works on 16-byte chunks, whatever they hold: 4 f32 or 16 int8 elements.
+  static_assert(tilepipe::SwizzledTileLayout<64, 32, 4>::kChunksPerRow == 8, "4 floats a chunk");
+  static_assert(tilepipe::SwizzledTileLayout<64, 64, 1>::kChunksPerRow == 4, "16 bytes a chunk");
+  check_layout<64, 16, 4>();
+  check_layout<128, 32, 4>();
+  check_layout<32, 64, 4>();
+  check_layout<64, 32, 1>();
+  check_layout<128, 64, 1>();
+  check_layout<32, 128, 1>();
 }
 
 TEST(SwizzledTileLayout, NarrowRows) {

@@ -25,6 +25,7 @@ TILEPIPE_DEVICE void mma_m16n8k16(float (&d)[4], const std::uint32_t (&a)[4],
                                   const std::uint32_t (&b)[2], const float (&c)[4]) {
   static_assert(std::is_same_v<Element, __half> || std::is_same_v<Element, __nv_bfloat16>,
                 "mma_m16n8k16: the input element type must be __half or __nv_bfloat16");
+  // (arch/ stays below numeric/: ElementTraits::kMmaAtom names this instruction for f16, bf16.)
 #if TILEPIPE_ARCH_SM80_PLUS
   if constexpr (std::is_same_v<Element, __half>) {
     asm volatile(

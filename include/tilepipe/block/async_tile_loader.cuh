@@ -10,13 +10,14 @@
 #include "../arch/cp_async.cuh"
 #include "../layout/matrix_view.cuh"
 #include "../layout/thread_map.cuh"
+#include "../numeric/element_traits.cuh"
 #include "smem_tile.cuh"
 
 namespace tilepipe {
 
-//! Block-scope loader of `Rows x Cols` tiles of a row-major-stored matrix of 16-bit elements.
+//! Block-scope loader of `Rows x Cols` tiles of a row-major-stored matrix.
 //!
-//! \tparam Element  `__half` or `__nv_bfloat16` (any 16-bit type)
+//! \tparam Element  any type with ElementTraits (`__half`, `__nv_bfloat16`, `float`)
 //! \tparam Rows     tile rows (the strided dimension)
 //! \tparam Cols     tile columns (the contiguous dimension), a multiple of 8
 //! \tparam Threads  threads of the block that take part; all of them must call `load`
@@ -39,14 +40,17 @@ namespace tilepipe {
 //! \endcode
 template <class Element, int Rows, int Cols, int Threads>
 class AsyncTileLoader {
-  static_assert(sizeof(Element) == 2,
-                "AsyncTileLoader: elements must be 16-bit (half, bfloat16)");
+  static_assert(is_supported_element_v<Element>,
+                "AsyncTileLoader: the element type has no ElementTraits specialization "
+                "(numeric/element_traits.cuh)");
+  using Traits = ElementTraits<Element>;
 
  public:
   using Tile = SmemTile<Element, Rows, Cols>;
   using Layout = typename Tile::Layout;
-  using ThreadMap = TileThreadMap<Rows, Cols, Threads>;
-  static constexpr int kElementsPerChunk = 8;
+  using ThreadMap = TileThreadMap<Rows, Cols, Threads, Traits::kBytes>;
+  //! Elements per 16-byte copy.
+  static constexpr int kElementsPerChunk = Traits::kChunkElements;
   //! 16-byte copies per thread per tile.
   static constexpr int kIterations = ThreadMap::kIterations;
 
@@ -137,12 +141,13 @@ class AsyncTileLoader {
       arch::cp_async_zfill_16(chunk_dst, src_.data, 0);
       return;
     }
-    const int valid = src_.cols - col;  // 1..7 elements: a full chunk took the fast path
+    using Bits = typename Traits::Bits;
+    const int valid = src_.cols - col;  // less than a chunk: a full chunk took the fast path
     const Element* chunk_src = src_.ptr(row, col);
-    alignas(16) std::uint16_t bits[kElementsPerChunk];
+    alignas(16) Bits bits[kElementsPerChunk];
     TILEPIPE_UNROLL
     for (int e = 0; e < kElementsPerChunk; ++e) {
-      bits[e] = e < valid ? reinterpret_cast<const std::uint16_t*>(chunk_src)[e] : std::uint16_t{0};
+      bits[e] = e < valid ? reinterpret_cast<const Bits*>(chunk_src)[e] : Bits{0};
     }
     *reinterpret_cast<uint4*>(chunk_dst) = *reinterpret_cast<const uint4*>(bits);
   }

@@ -1,19 +1,20 @@
 #pragma once
 //! \file
-//! Shared-memory storage of one tile of 16-bit elements in the swizzled layout.
+//! Shared-memory storage of one tile in the swizzled layout.
 
 #include "../layout/swizzled_tile.cuh"
+#include "../numeric/element_traits.cuh"
 
 namespace tilepipe {
 
-//! A `Rows x Cols` tile (columns contiguous) of 16-bit `Element`s, swizzled by
-//! `SwizzledTileLayout`. It is aligned to 128 bytes, which the swizzle's bank-conflict
+//! A `Rows x Cols` tile (columns contiguous) of `Element`s, swizzled by `SwizzledTileLayout`. It is aligned to 128 bytes, which the swizzle's bank-conflict
 //! guarantees assume. Use it as a member of a stage struct in shared memory.
 template <class Element, int Rows, int Cols>
 struct SmemTile {
-  static_assert(sizeof(Element) == 2,
-                "SmemTile: tilepipe's swizzled tiles hold 16-bit elements (half, bfloat16)");
-  using Layout = SwizzledTileLayout<Rows, Cols>;
+  static_assert(is_supported_element_v<Element>,
+                "SmemTile: the element type has no ElementTraits specialization "
+                "(numeric/element_traits.cuh)");
+  using Layout = SwizzledTileLayout<Rows, Cols, ElementTraits<Element>::kBytes>;
   static constexpr int kRows = Rows;
   static constexpr int kCols = Cols;
 

@@ -14,24 +14,11 @@
 #include "../detail/macros.cuh"
 #include "../layout/math.cuh"
 #include "../layout/tile_shape.cuh"
+#include "../numeric/element_traits.cuh"
 #include "../warp/fragments.cuh"
 
 namespace tilepipe {
 
-namespace detail {
-template <class T>
-TILEPIPE_DEVICE float to_float(T x) {
-  if constexpr (std::is_same_v<T, float>) return x;
-  else if constexpr (std::is_same_v<T, __half>) return __half2float(x);
-  else return __bfloat162float(x);
-}
-template <class T>
-TILEPIPE_DEVICE T from_float(float x) {
-  if constexpr (std::is_same_v<T, float>) return x;
-  else if constexpr (std::is_same_v<T, __half>) return __float2half_rn(x);
-  else return __float2bfloat16_rn(x);
-}
-}  // namespace detail
 
 //! Block-scope epilogue of a GEMM.
 //!
@@ -50,15 +37,15 @@ TILEPIPE_DEVICE T from_float(float x) {
 //! budget holds it and in one pass per warp row at the least.
 template <class ElementD, class Policy, std::size_t SmemBudgetBytes = 0>
 class LinearCombinationEpilogue {
-  static_assert(std::is_same_v<ElementD, float> || std::is_same_v<ElementD, __half> ||
-                    std::is_same_v<ElementD, __nv_bfloat16>,
-                "LinearCombinationEpilogue: D must be float, __half or __nv_bfloat16");
+  static_assert(is_supported_element_v<ElementD>,
+                "LinearCombinationEpilogue: D must be float, __half or __nv_bfloat16 (a type "
+                "with ElementTraits)");
 
   using Tile = typename Policy::Tile;
   using Warp = typename Policy::Warp;
   static constexpr int kThreads = Policy::kThreads;
   //! Elements of D in one 16-byte vector.
-  static constexpr int kVector = 16 / static_cast<int>(sizeof(ElementD));
+  static constexpr int kVector = ElementTraits<ElementD>::kChunkElements;
   static constexpr int kWarpsM = Tile::kM / Warp::kM;
   //! Floats of a staging buffer for a slab of `rows` rows, in either layout (see the strides).
   static constexpr std::size_t staged_floats(int rows) {
@@ -221,8 +208,8 @@ class LinearCombinationEpilogue {
       } else {
         for (int e = 0; e < inner_limit - inner; ++e) {
           float x = src[e];
-          if constexpr (kBeta) x += p.beta * detail::to_float(c[e]);
-          dst[e] = detail::from_float<ElementD>(x);
+          if constexpr (kBeta) x += p.beta * to_float(c[e]);
+          dst[e] = from_float<ElementD>(x);
         }
       }
     }
@@ -254,7 +241,7 @@ class LinearCombinationEpilogue {
       const uint4 raw = *reinterpret_cast<const uint4*>(c);
       const ElementD* cv = reinterpret_cast<const ElementD*>(&raw);
       TILEPIPE_UNROLL
-      for (int i = 0; i < kVector; ++i) x[i] += beta * detail::to_float(cv[i]);
+      for (int i = 0; i < kVector; ++i) x[i] += beta * to_float(cv[i]);
     } else {
       (void)c;
       (void)beta;
@@ -262,7 +249,7 @@ class LinearCombinationEpilogue {
     uint4 out;
     ElementD* ov = reinterpret_cast<ElementD*>(&out);
     TILEPIPE_UNROLL
-    for (int i = 0; i < kVector; ++i) ov[i] = detail::from_float<ElementD>(x[i]);
+    for (int i = 0; i < kVector; ++i) ov[i] = from_float<ElementD>(x[i]);
     *reinterpret_cast<uint4*>(dst) = out;
   }
 

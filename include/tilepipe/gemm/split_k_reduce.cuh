@@ -126,7 +126,7 @@ inline constexpr int kSplitKReduceThreads = 256;
 template <class ElementD>
 __global__ void __launch_bounds__(kSplitKReduceThreads)
 split_k_reduce_kernel(const SplitKReduceParams<ElementD> p) {
-  constexpr int kVector = 16 / static_cast<int>(sizeof(ElementD));
+  constexpr int kVector = ElementTraits<ElementD>::kChunkElements;
   const std::int64_t batch = blockIdx.y;
   const float* ws = p.workspace + batch * p.slab_elements;
   ElementD* d = p.d + batch * p.batch_stride_d;
@@ -196,7 +196,7 @@ split_k_reduce_kernel(const SplitKReduceParams<ElementD> p) {
 template <class ElementD>
 cudaError_t launch_split_k_reduce(const SplitKReduceParams<ElementD>& p, int batches,
                                   cudaStream_t stream) {
-  constexpr int kVector = 16 / static_cast<int>(sizeof(ElementD));
+  constexpr int kVector = ElementTraits<ElementD>::kChunkElements;
   const std::int64_t vectors = (std::int64_t(p.inner) + kVector - 1) / kVector * p.outer;
   // Enough blocks to cover the batch once, but no more than a few waves' worth on any GPU: the
   // loop strides over the rest.

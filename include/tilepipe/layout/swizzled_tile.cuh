@@ -1,8 +1,8 @@
 #pragma once
 //! \file
-//! The swizzled shared-memory layout of a tile of 16-bit elements.
+//! The swizzled shared-memory layout of a tile of 1-, 2- or 4-byte elements.
 //!
-//! A `Rows x Cols` tile (columns contiguous) is cut into 16-byte chunks of 8 elements. In
+//! A `Rows x Cols` tile (columns contiguous) is cut into 16-byte chunks (8 elements of 16 bits). In
 //! row-major order chunk `(row, chunk)` would sit at `L = row * kChunksPerRow + chunk`. We
 //! store it at `L ^ ((L >> kShift) & 7)`: the low three bits of the chunk index (which 16-byte
 //! bank group of a 128-byte line it lands in) are XORed with three higher bits.
@@ -24,21 +24,25 @@
 
 namespace tilepipe {
 
-//! Swizzled layout of a `Rows x Cols` tile of 16-bit elements, columns contiguous.
-template <int Rows, int Cols>
+//! Swizzled layout of a `Rows x Cols` tile of `ElementBytes`-byte elements, columns contiguous.
+//! (Plain index math: the element type itself is the collectives' business, see ElementTraits.)
+template <int Rows, int Cols, int ElementBytes = 2>
 struct SwizzledTileLayout {
-  static_assert(Cols % 8 == 0 && is_power_of_two(Cols / 8),
-                "SwizzledTileLayout: the contiguous extent (Cols) must be 8 times a power of two "
-                "(8, 16, 32, 64, 128, ... 16-bit elements)");
-  static_assert(Rows > 0 && (Rows * (Cols / 8)) % 8 == 0,
+  static_assert(ElementBytes == 1 || ElementBytes == 2 || ElementBytes == 4,
+                "SwizzledTileLayout: elements must be 1, 2 or 4 bytes wide");
+  //! Elements in one 16-byte chunk.
+  static constexpr int kElementsPerChunk = 16 / ElementBytes;
+  static_assert(Cols % kElementsPerChunk == 0 && is_power_of_two(Cols / kElementsPerChunk),
+                "SwizzledTileLayout: the contiguous extent (Cols) must be a power of two of "
+                "16-byte chunks (8, 16, 32, 64, ... 16-bit elements)");
+  static_assert(Rows > 0 && (Rows * (Cols / kElementsPerChunk)) % 8 == 0,
                 "SwizzledTileLayout: the tile must hold a whole number of 128-byte lines "
-                "(Rows * Cols must be a multiple of 64 elements)");
+                "(Rows * Cols * ElementBytes must be a multiple of 128)");
 
   static constexpr int kRows = Rows;
   static constexpr int kCols = Cols;
   static constexpr int kElements = Rows * Cols;
-  static constexpr int kElementsPerChunk = 8;  //!< 16 bytes of 16-bit elements
-  static constexpr int kChunksPerRow = Cols / 8;
+  static constexpr int kChunksPerRow = Cols / kElementsPerChunk;
   static constexpr int kChunks = Rows * kChunksPerRow;
   static constexpr int kShift = log2_floor(kChunksPerRow) > 3 ? log2_floor(kChunksPerRow) : 3;
 
@@ -47,7 +51,7 @@ struct SwizzledTileLayout {
     return linear_chunk ^ ((linear_chunk >> kShift) & 7);
   }
 
-  //! Physical chunk index of chunk `chunk` (in units of 8 elements) of row `row`.
+  //! Physical chunk index of chunk `chunk` (in units of 16 bytes) of row `row`.
   TILEPIPE_HOST_DEVICE static constexpr int chunk_offset(int row, int chunk) {
     return chunk_offset(row * kChunksPerRow + chunk);
   }

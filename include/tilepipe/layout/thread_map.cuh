@@ -12,16 +12,21 @@
 
 namespace tilepipe {
 
-//! Thread map of a `Rows x Cols` tile of 16-bit elements (columns contiguous) over `Threads`.
-template <int Rows, int Cols, int Threads>
+//! Thread map of a `Rows x Cols` tile of `ElementBytes`-byte elements (columns contiguous) over
+//! `Threads`.
+template <int Rows, int Cols, int Threads, int ElementBytes = 2>
 struct TileThreadMap {
   static_assert(Threads > 0 && Threads % 32 == 0,
                 "TileThreadMap: Threads must be a positive multiple of the warp size (32)");
-  static_assert(Cols % 8 == 0,
-                "TileThreadMap: the contiguous extent (Cols) must be a multiple of 8 16-bit "
-                "elements so every row is made of whole 16-byte chunks");
+  static_assert(ElementBytes == 1 || ElementBytes == 2 || ElementBytes == 4,
+                "TileThreadMap: elements must be 1, 2 or 4 bytes wide");
+  //! Elements in one 16-byte chunk.
+  static constexpr int kElementsPerChunk = 16 / ElementBytes;
+  static_assert(Cols % kElementsPerChunk == 0,
+                "TileThreadMap: the contiguous extent (Cols) must be a whole number of 16-byte "
+                "chunks (a multiple of 8 16-bit elements)");
 
-  static constexpr int kChunksPerRow = Cols / 8;
+  static constexpr int kChunksPerRow = Cols / kElementsPerChunk;
   static constexpr int kChunks = Rows * kChunksPerRow;
   //! Chunks each thread copies (the last iteration is partial when Threads does not divide).
   static constexpr int kIterations = ceil_div(kChunks, Threads);
@@ -42,7 +47,7 @@ struct TileThreadMap {
   }
   //! First column (element index) of that chunk.
   TILEPIPE_HOST_DEVICE static constexpr int col(int thread, int it) {
-    return linear_chunk(thread, it) % kChunksPerRow * 8;
+    return linear_chunk(thread, it) % kChunksPerRow * kElementsPerChunk;
   }
 
   //! True when every iteration moves a thread by the same whole number of rows, in the same

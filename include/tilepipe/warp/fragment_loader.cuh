@@ -10,6 +10,7 @@
 #include "../block/smem_tile.cuh"
 #include "../layout/ldmatrix_map.cuh"
 #include "../layout/tile_shape.cuh"
+#include "../numeric/element_traits.cuh"
 #include "fragments.cuh"
 
 namespace tilepipe {
@@ -36,7 +37,9 @@ namespace tilepipe {
 //! \endcode
 template <class Element, Operand Op, SmemOrder Order, int TileMN, int TileK, int WarpMN>
 class FragmentLoader {
-  static_assert(sizeof(Element) == 2, "FragmentLoader: elements must be 16-bit (half, bfloat16)");
+  static_assert(is_mma_m16n8k16_input_v<Element>,
+                "FragmentLoader: ldmatrix feeds mma.sync m16n8k16, whose inputs are __half or "
+                "__nv_bfloat16 (see ElementTraits::kMmaAtom)");
   static_assert(TileK % MmaShape::kK == 0,
                 "FragmentLoader: TileK must be a multiple of 16 for mma.sync m16n8k16");
   static_assert(WarpMN % 16 == 0,

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "../arch/mma.cuh"
+#include "../numeric/element_traits.cuh"
 #include "fragments.cuh"
 
 namespace tilepipe {
@@ -24,8 +25,9 @@ namespace tilepipe {
 //! \endcode
 template <class Element, int WarpM, int WarpN>
 struct WarpMma {
-  static_assert(std::is_same_v<Element, __half> || std::is_same_v<Element, __nv_bfloat16>,
-                "WarpMma: the input type must be __half or __nv_bfloat16");
+  static_assert(is_mma_m16n8k16_input_v<Element>,
+                "WarpMma: mma.sync m16n8k16 takes __half or __nv_bfloat16 inputs (see "
+                "ElementTraits::kMmaAtom)");
   static_assert(WarpM % MmaShape::kM == 0, "WarpMma: WarpM must be a multiple of 16");
   static_assert(WarpN % 16 == 0, "WarpMma: WarpN must be a multiple of 16");
 
