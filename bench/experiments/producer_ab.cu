@@ -1,4 +1,4 @@
-// Experiment (docs/performance.md, entry 13): who fills the shared-memory ring, and how.
+// Experiment (docs/performance-log.md, entry 13): who fills the shared-memory ring, and how.
 //
 // Not part of the CMake build: it needs sm_90a (setmaxnreg) and the CUDA driver's
 // cuTensorMapEncodeTiled. Build and run on an H100/H200 from the repository root:
