@@ -69,8 +69,8 @@ inline constexpr TileConfig kDefaultConfigsByStages[] = {
 
 //! Configurations compiled for every data type and layout (the default first). The f16 TN sweep
 //! (configs_f16_tn_*.cu) holds all of them; configs_candidates.cu compiles them for the rest.
-//! Chosen from the first H200 run (docs/performance.md): the best of the f16 TN sweep, the best
-//! NN configurations, and a small tile for small problems.
+//! Chosen from the first H200 run (docs/performance-log.md, entry 1): the best of the f16 TN
+//! sweep, the best NN configurations, and a small tile for small problems.
 inline constexpr TileConfig kCandidateConfigs[] = {
     kDefaultConfig,
     {256, 128, 32, 64, 64, 4},  // the portable default (the default where sm_80 is a target)

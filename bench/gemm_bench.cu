@@ -260,7 +260,7 @@ class Timer {
     const int runs = std::clamp(int(std::ceil(target_ms / estimate)), min_runs, o_.max_runs);
 
     // --settle-ms: more untimed runs, so that the GPU's clock settles to this configuration's own
-    // power draw before it is timed (the H200 takes ~50-100 ms, docs/performance.md entry 11).
+    // power draw before it is timed (the H200 takes ~50-100 ms, docs/performance-log.md entry 11).
     if (o_.settle_ms > 0) {
       const int settle_runs = std::min(100000, int(std::ceil(o_.settle_ms / estimate)));
       for (int i = 0; i < settle_runs; ++i) {
