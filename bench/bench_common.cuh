@@ -14,7 +14,7 @@
 #include <vector>
 
 #include <tilepipe/gemm/default_policy.cuh>
-#include <tilepipe/gemm/status.cuh>
+#include <tilepipe/status.cuh>
 
 namespace tilepipe_bench {
 

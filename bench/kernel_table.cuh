@@ -57,7 +57,7 @@ tilepipe::GemmArguments<ElementOf<D>, ElementOf<D>> arguments_of(const Operands&
 template <DType D, LayoutPair L, int TM, int TN, int TK, int WM, int WN, int S>
 using GemmOf = tilepipe::GemmMultistage<ElementOf<D>, ElementOf<D>, kLayoutA<L>,
                                         tilepipe::Layout::kColumnMajor, S,
-                                        tilepipe::GemmPolicy<TM, TN, TK, WM, WN, S>>;
+                                        tilepipe::Identity, tilepipe::TileConfig<TM, TN, TK, WM, WN>>;
 
 template <DType D, LayoutPair L, int TM, int TN, int TK, int WM, int WN, int S>
 tilepipe::Status run_gemm(const Operands& op, cudaStream_t stream) {
@@ -68,7 +68,7 @@ template <DType D, LayoutPair L, int TM, int TN, int TK, int WM, int WN, int S>
 KernelResources kernel_resources() {
   using Gemm = GemmOf<D, L, TM, TN, TK, WM, WN, S>;
   // The kernel GemmMultistage::run launches (an implementation detail of gemm_multistage.cuh).
-  auto kernel = tilepipe::detail::gemm_multistage_kernel<Gemm>;
+  auto kernel = tilepipe::gemm_kernel<typename Gemm::Kernel>;
   KernelResources r;
   cudaFuncAttributes attributes{};
   if (cudaFuncGetAttributes(&attributes, kernel) == cudaSuccess) r.registers = attributes.numRegs;

@@ -2,7 +2,7 @@
 #
 # tilepipe's collectives use cp.async, ldmatrix and mma.sync.m16n8k16, which exist
 # from sm_80 on. This file gives a default when the user names no architecture and
-# refuses (top level) or warns about (add_subdirectory) anything older.
+# refuses anything older; the installed package uses it to refuse a consumer's.
 
 # Call BEFORE project(): enable_language(CUDA) would otherwise store nvcc's own
 # default (sm_75 for CUDA 13) in the cache. An explicit -DCMAKE_CUDA_ARCHITECTURES=...

@@ -26,7 +26,17 @@
 #include "warp/fragments.cuh"
 #include "warp/warp_mma.cuh"
 
+#include "epilogue/output_ops.cuh"
+#include "epilogue/output_store.cuh"
+#include "epilogue/staged_epilogue.cuh"
+
+#include "mainloop/gemm_policy.cuh"
+#include "mainloop/multistage_mainloop.cuh"
+
+#include "gemm/arguments.cuh"
+#include "gemm/default_policy.cuh"
 #include "gemm/gemm_heuristic.cuh"
+#include "gemm/kernel.cuh"
 #include "gemm/gemm_multistage.cuh"
-#include "gemm/split_k_reduce.cuh"
-#include "gemm/status.cuh"
+#include "gemm/split_k.cuh"
+#include "status.cuh"

@@ -56,6 +56,6 @@ using WideNT = tilepipe::GemmMultistage<__half, float, tilepipe::Layout::kColumn
                                         tilepipe::Layout::kRowMajor, 3>;
 using DeepTT = tilepipe::GemmMultistage<__nv_bfloat16, __nv_bfloat16, tilepipe::Layout::kRowMajor,
                                         tilepipe::Layout::kRowMajor, 6>;
-template __global__ void tilepipe::detail::gemm_multistage_kernel<DefaultTN>(DefaultTN::Params);
-template __global__ void tilepipe::detail::gemm_multistage_kernel<WideNT>(WideNT::Params);
-template __global__ void tilepipe::detail::gemm_multistage_kernel<DeepTT>(DeepTT::Params);
+template __global__ void tilepipe::gemm_kernel<DefaultTN::Kernel>(DefaultTN::Params);
+template __global__ void tilepipe::gemm_kernel<WideNT::Kernel>(WideNT::Params);
+template __global__ void tilepipe::gemm_kernel<DeepTT::Kernel>(DeepTT::Params);

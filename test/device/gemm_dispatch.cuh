@@ -33,20 +33,27 @@ struct ErasedArgs {
   int split_k = 1;
   void* workspace = nullptr;
   std::size_t workspace_bytes = 0;
+  // The fused configurations' output operator (FusedOp): M scales, N biases.
+  const float* scale_row = nullptr;
+  const float* bias_col = nullptr;
 };
+
+// The output operator of the fused configurations: relu(scale[row] * v + bias[col]).
+using FusedOp = tilepipe::Chain<tilepipe::ScalePerRow<float>, tilepipe::BiasPerCol<float>, tilepipe::Relu>;
 
 struct GemmConfig {
   DType ab, d;
   tilepipe::Layout la, lb;
   int stages;
   bool split_k;  // compiled with split-K (GemmMultistageSplitK)
+  bool fused;    // with FusedOp as its output operator (else Identity)
   tilepipe::Status (*run)(const ErasedArgs&, cudaStream_t);
   std::size_t (*workspace_size)(const ErasedArgs&);  // GemmMultistage::workspace_size
   std::string name() const {
     return std::string(name_of(ab)) + "->" + name_of(d) + " A " +
            (la == tilepipe::Layout::kRowMajor ? "row" : "col") + " B " +
            (lb == tilepipe::Layout::kRowMajor ? "row" : "col") + " stages " + std::to_string(stages) +
-           (split_k ? " (split-K)" : "");
+           (split_k ? " (split-K)" : "") + (fused ? " (scale, bias, relu)" : "");
   }
 };
 
@@ -65,21 +72,29 @@ typename Gemm::Arguments typed_args(const ErasedArgs& e) {
   a.batch_stride_a = e.batch_stride_a; a.batch_stride_b = e.batch_stride_b;
   a.batch_stride_c = e.batch_stride_c; a.batch_stride_d = e.batch_stride_d;
   a.split_k = e.split_k; a.workspace = e.workspace; a.workspace_bytes = e.workspace_bytes;
+  if constexpr (std::is_same_v<decltype(a.output_op), FusedOp>) {
+    a.output_op.template get<0>().scale = e.scale_row;
+    a.output_op.template get<1>().bias = e.bias_col;
+  }
   return a;
 }
 
-template <class AB, class D, tilepipe::Layout LA, tilepipe::Layout LB, int Stages, bool SplitK>
-using ErasedGemm = tilepipe::GemmMultistage<AB, D, LA, LB, Stages, tilepipe::DefaultGemmPolicy<Stages>, SplitK>;
+template <class AB, class D, tilepipe::Layout LA, tilepipe::Layout LB, int Stages, bool SplitK,
+          class Op = tilepipe::Identity>
+using ErasedGemm = tilepipe::GemmMultistage<AB, D, LA, LB, Stages, Op,
+                                            tilepipe::DefaultTileConfig<Stages>, SplitK>;
 
-template <class AB, class D, tilepipe::Layout LA, tilepipe::Layout LB, int Stages, bool SplitK>
+template <class AB, class D, tilepipe::Layout LA, tilepipe::Layout LB, int Stages, bool SplitK,
+          class Op = tilepipe::Identity>
 tilepipe::Status run_erased(const ErasedArgs& e, cudaStream_t stream) {
-  using Gemm = ErasedGemm<AB, D, LA, LB, Stages, SplitK>;
+  using Gemm = ErasedGemm<AB, D, LA, LB, Stages, SplitK, Op>;
   return Gemm::run(typed_args<Gemm, AB, D>(e), stream);
 }
 
-template <class AB, class D, tilepipe::Layout LA, tilepipe::Layout LB, int Stages, bool SplitK>
+template <class AB, class D, tilepipe::Layout LA, tilepipe::Layout LB, int Stages, bool SplitK,
+          class Op = tilepipe::Identity>
 std::size_t workspace_erased(const ErasedArgs& e) {
-  using Gemm = ErasedGemm<AB, D, LA, LB, Stages, SplitK>;
+  using Gemm = ErasedGemm<AB, D, LA, LB, Stages, SplitK, Op>;
   return Gemm::workspace_size(typed_args<Gemm, AB, D>(e));
 }
 
@@ -91,9 +106,18 @@ template <> constexpr DType dtype_of<float>() { return DType::kF32; }
 template <class AB, class D, tilepipe::Layout LA, tilepipe::Layout LB, int Stages, int SplitKStages>
 void add_config(std::vector<GemmConfig>& out) {
   constexpr bool kSplitK = Stages == SplitKStages;
-  out.push_back({dtype_of<AB>(), dtype_of<D>(), LA, LB, Stages, kSplitK,
+  out.push_back({dtype_of<AB>(), dtype_of<D>(), LA, LB, Stages, kSplitK, false,
                  &run_erased<AB, D, LA, LB, Stages, kSplitK>,
                  &workspace_erased<AB, D, LA, LB, Stages, kSplitK>});
+}
+
+// One configuration with FusedOp. With SplitK, pick a layout and stage count that add_layouts
+// also compiles with split-K, so that the partial-product kernel is shared.
+template <class AB, class D, tilepipe::Layout LA, tilepipe::Layout LB, int Stages, bool SplitK>
+void add_fused_config(std::vector<GemmConfig>& out) {
+  out.push_back({dtype_of<AB>(), dtype_of<D>(), LA, LB, Stages, SplitK, true,
+                 &run_erased<AB, D, LA, LB, Stages, SplitK, FusedOp>,
+                 &workspace_erased<AB, D, LA, LB, Stages, SplitK, FusedOp>});
 }
 
 // Stages 2..6; the one equal to SplitKStages is compiled with split-K.
@@ -118,15 +142,21 @@ void add_layouts(std::vector<GemmConfig>& out) {
   add_stages<AB, D, Layout::kColumnMajor, Layout::kRowMajor, s0 + 3>(out);
 }
 
+// The configurations of each input type (both of its output types, which share split-K's partial
+// kernels), each compiled in a translation unit of its own (test_gemm_random.part_*.cu) so that
+// the build runs them in parallel.
+void add_configs_f16(std::vector<GemmConfig>& out);   // f16 -> f16, f16 -> f32, then fused
+void add_configs_bf16(std::vector<GemmConfig>& out);  // bf16 -> bf16, bf16 -> f32, then fused
+
 // Every layout pair x Stages 2..6 for f16 -> {f16, f32} and bf16 -> {bf16, f32}: 80 GEMMs, 16 of
-// them with split-K (8 more partial-product kernels).
+// them with split-K (8 more partial-product kernels); then, per input type, two with FusedOp (one
+// of them with split-K, so that its reduction kernel applies the operator). The order is fixed: a problem's
+// configuration is its index in this table.
 inline const std::vector<GemmConfig>& all_configs() {
   static const std::vector<GemmConfig> configs = [] {
     std::vector<GemmConfig> v;
-    add_layouts<__half, __half>(v);
-    add_layouts<__half, float>(v);
-    add_layouts<__nv_bfloat16, __nv_bfloat16>(v);
-    add_layouts<__nv_bfloat16, float>(v);
+    add_configs_f16(v);
+    add_configs_bf16(v);
     return v;
   }();
   return configs;

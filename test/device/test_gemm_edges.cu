@@ -184,7 +184,8 @@ TEST(GemmEdges, TooLittleSharedMemoryIsAnError) {
 namespace {
 
 using SplitKSmall = tilepipe::GemmMultistageSplitK<__half, __half, Layout::kRowMajor, Layout::kColumnMajor,
-                                                   3, tilepipe::GemmPolicy<64, 64, 64, 32, 32, 3>>;
+                                                   3, tilepipe::Identity,
+                                                   tilepipe::TileConfig<64, 64, 64, 32, 32>>;
 
 int written_halves(const tptest::DeviceBuffer<__half>& buf) {
   std::vector<__half> h;

@@ -11,6 +11,8 @@
 // Problem i depends only on (seed, i): to replay one, set TILEPIPE_FUZZ_SEED and
 // TILEPIPE_FUZZ_ONLY=i. TILEPIPE_FUZZ_SEED=random draws a fresh seed (printed).
 // TILEPIPE_FUZZ_MAX_DIM caps M, N and K (scripts/gpu_check.sh sets it under compute-sanitizer).
+// A few configurations fuse an output operator (relu(scale[row] * v + bias[col]), one of them
+// with split-K); their problems draw random scales and biases, and the reference applies them.
 
 #include <cublas_v2.h>
 #include <gtest/gtest.h>
@@ -187,6 +189,20 @@ std::string check_problem(const Problem& p, cublasHandle_t handle, Stats& stats)
   args.batch_count = batch;
   args.batch_stride_a = sa; args.batch_stride_b = sb; args.batch_stride_c = sc; args.batch_stride_d = sd;
   args.split_k = p.split_k;
+  // The fused configurations' scales (one per row, in [-2, 2]) and biases (one per column).
+  std::vector<float> scale, bias;
+  tptest::DeviceBuffer<float> d_scale(cfg.fused ? m : 0), d_bias(cfg.fused ? n : 0);
+  if (cfg.fused) {
+    std::mt19937_64 rng(p.data_seed + 3);
+    std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+    for (int i = 0; i < m; ++i) scale.push_back(dist(rng));
+    for (int j = 0; j < n; ++j) bias.push_back(dist(rng));
+    if (!d_scale.ok() || !d_bias.ok()) return "cudaMalloc failed (scale, bias)";
+    if ((e = d_scale.upload(scale)) != cudaSuccess || (e = d_bias.upload(bias)) != cudaSuccess)
+      return cuda_fail("upload", e);
+    args.scale_row = d_scale.get();
+    args.bias_col = d_bias.get();
+  }
   const auto workspace = make_workspace(cfg, args);
   if (!workspace) return "cudaMalloc failed (workspace)";
   const tilepipe::Status status = cfg.run(args, nullptr);
@@ -287,6 +303,13 @@ std::string check_problem(const Problem& p, cublasHandle_t handle, Stats& stats)
           const double cv = double(p.beta) * tptest::load_as_double(cfg.d, hc.data(), bt * sc + offset_of(p.layout_cd, ldc, i, j));
           want += cv;
           bound += std::fabs(cv) * std::ldexp(1.0, -23);
+        }
+        if (cfg.fused) {
+          // relu(scale * v + bias): the scale scales the error so far, the f32 multiply and add
+          // each round once, and relu moves no two values further apart.
+          const double sv = double(scale[i]) * want;
+          bound = std::fabs(double(scale[i])) * bound + std::ldexp(1.0, -23) * (std::fabs(sv) + std::fabs(double(bias[j])));
+          want = std::max(0.0, sv + double(bias[j]));
         }
         bound += 2 * u * std::fabs(want) + 2 * u_sub;
         const std::int64_t d_at = kGuard + bt * sd + offset_of(p.layout_cd, ldd, i, j);

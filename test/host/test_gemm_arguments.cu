@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <limits>
@@ -17,14 +18,14 @@ using tilepipe::Status;
 
 namespace {
 
-// The portable 256 x 128 x 32 tile, named explicitly: the default policy depends on the targets
-// of the build (DefaultGemmPolicy), and the split-K cases below count 32-deep k-tiles.
-template <int Stages>
-using Portable = tilepipe::detail::PortableDefaultPolicy<Stages>;
+// The portable 256 x 128 x 32 tile, named explicitly: the default tile depends on the targets
+// of the build (DefaultTileConfig), and the split-K cases below count 32-deep k-tiles.
+using Portable = tilepipe::detail::PortableDefaultTile;
 
-using Gemm = tilepipe::GemmMultistage<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 4, Portable<4>>;
+using Gemm = tilepipe::GemmMultistage<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 4,
+                                      tilepipe::Identity, Portable>;
 using GemmNN = tilepipe::GemmMultistage<__nv_bfloat16, float, Layout::kColumnMajor, Layout::kColumnMajor, 3,
-                                        Portable<3>>;
+                                        tilepipe::Identity, Portable>;
 
 template <class T>
 T* fake(std::uintptr_t address) {
@@ -205,7 +206,7 @@ TEST(DefaultGemmPolicy, FollowsTheTargetsOfTheBuild) {
 // launched.
 TEST(DefaultGemmPolicy, DeepTileIsRefusedWhereItDoesNotFit) {
   using Deep = tilepipe::GemmMultistage<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 3,
-                                        tilepipe::detail::DeepDefaultPolicy<3>>;
+                                        tilepipe::Identity, tilepipe::detail::DeepDefaultTile>;
   const Status s = Deep::check_device_properties(0, 8, 6, 99 * 1024);
   EXPECT_EQ(s.code(), Status::Code::kInsufficientResources);
   EXPECT_NE(s.message().find("shared memory"), std::string::npos) << s.message();
@@ -217,9 +218,9 @@ TEST(DefaultGemmPolicy, DeepTileIsRefusedWhereItDoesNotFit) {
 namespace {
 
 using GemmSK = tilepipe::GemmMultistageSplitK<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 4,
-                                              Portable<4>>;
+                                              tilepipe::Identity, Portable>;
 using GemmSKCol = tilepipe::GemmMultistageSplitK<__nv_bfloat16, float, Layout::kColumnMajor,
-                                                 Layout::kRowMajor, 3, Portable<3>>;
+                                                 Layout::kRowMajor, 3, tilepipe::Identity, Portable>;
 
 // valid_args() with K = 300 cut into 4 slices of the default tile's 32-deep k-tiles (10 k-tiles:
 // 3 + 3 + 2 + 2, the last ending at K), and a workspace of exactly the size it needs, away from
@@ -352,4 +353,89 @@ TEST(GemmArgumentsSplitK, WorkspaceSizeSaturatesInsteadOfWrapping) {
   const tilepipe::SplitKWorkspace w =
       tilepipe::SplitKWorkspace::make(0x7FFFF000, 0x7FFFF000, Layout::kRowMajor, 60000, 60000);
   EXPECT_EQ(w.bytes(), std::numeric_limits<std::size_t>::max());
+}
+
+// ---- Output operators ----------------------------------------------------------------------
+
+// A user-written output operator without a `check`: nothing about it is refused. (Outside the
+// anonymous namespace: its device operator is never called here.)
+struct AddRowTimesCol {
+  float weight = 1.0f;
+  __device__ float operator()(float v, int row, int col) const { return v + weight * row * col; }
+};
+
+namespace {
+
+template <class Op>
+using GemmOp = tilepipe::GemmMultistage<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 4,
+                                        Op, Portable>;
+
+template <class Op>
+typename GemmOp<Op>::Arguments args_with(const Op& op) {
+  const Gemm::Arguments base = valid_args();
+  typename GemmOp<Op>::Arguments a;
+  a.m = base.m; a.n = base.n; a.k = base.k;
+  a.a = base.a; a.lda = base.lda; a.b = base.b; a.ldb = base.ldb;
+  a.c = base.c; a.ldc = base.ldc; a.d = base.d; a.ldd = base.ldd; a.beta = base.beta;
+  a.output_op = op;
+  return a;
+}
+
+template <class Op>
+void expect_op_invalid(const Op& op, const std::string& names) {
+  const Status s = GemmOp<Op>::check_arguments(args_with(op));
+  EXPECT_EQ(s.code(), Status::Code::kInvalidArgument) << "no error for " << names;
+  EXPECT_NE(s.message().find(names), std::string::npos)
+      << "message \"" << s.message() << "\" should name " << names;
+}
+
+}  // namespace
+
+TEST(GemmOutputOp, BiasAndScaleNeedAlignedPointers) {
+  using tilepipe::BiasPerCol; using tilepipe::BiasPerRow;
+  using tilepipe::ScalePerCol; using tilepipe::ScalePerRow;
+  expect_op_invalid(BiasPerCol<float>{}, "BiasPerCol::bias");
+  expect_op_invalid(BiasPerRow<__half>{}, "BiasPerRow::bias");
+  expect_op_invalid(ScalePerRow<float>{}, "ScalePerRow::scale");
+  expect_op_invalid(ScalePerCol<__nv_bfloat16>{}, "ScalePerCol::scale");
+  expect_op_invalid(BiasPerCol<float>{fake<const float>(0x500002)}, "not aligned");
+  expect_op_invalid(BiasPerRow<__half>{fake<const __half>(0x500001)}, "not aligned");
+  // The message says how many values the vector must hold: N per column, M per row.
+  expect_op_invalid(BiasPerCol<float>{}, std::to_string(valid_args().n) + " values, one per column");
+  expect_op_invalid(ScalePerRow<float>{}, std::to_string(valid_args().m) + " values, one per row");
+  EXPECT_TRUE(GemmOp<BiasPerCol<float>>::check_arguments(
+                  args_with(BiasPerCol<float>{fake<const float>(0x500004)})).ok());
+  EXPECT_TRUE(GemmOp<BiasPerRow<__half>>::check_arguments(
+                  args_with(BiasPerRow<__half>{fake<const __half>(0x500002)})).ok());
+}
+
+TEST(GemmOutputOp, ClampBoundsMustBeOrdered) {
+  expect_op_invalid(tilepipe::Clamp{1.0f, -1.0f}, "Clamp::lo");
+  expect_op_invalid(tilepipe::Clamp{std::nanf(""), 1.0f}, "Clamp::lo");
+  EXPECT_TRUE(GemmOp<tilepipe::Clamp>::check_arguments(args_with(tilepipe::Clamp{-1.0f, 1.0f})).ok());
+}
+
+TEST(GemmOutputOp, ChainChecksEveryOperator) {
+  using Op = tilepipe::Chain<tilepipe::ScalePerRow<float>, tilepipe::BiasPerCol<float>,
+                             tilepipe::GeluTanh, tilepipe::Clamp>;
+  Op op;
+  op.get<0>().scale = fake<const float>(0x600000);
+  op.get<1>().bias = fake<const float>(0x700000);
+  op.get<3>() = tilepipe::Clamp{-6.0f, 6.0f};
+  EXPECT_TRUE(GemmOp<Op>::check_arguments(args_with(op)).ok())
+      << GemmOp<Op>::check_arguments(args_with(op)).message();
+  Op no_bias = op;
+  no_bias.get<1>().bias = nullptr;
+  expect_op_invalid(no_bias, "BiasPerCol::bias");
+  Op bad_clamp = op;
+  bad_clamp.get<3>().hi = -7.0f;
+  expect_op_invalid(bad_clamp, "Clamp::lo");
+}
+
+TEST(GemmOutputOp, UserOperatorWithoutCheckIsAccepted) {
+  EXPECT_TRUE(GemmOp<AddRowTimesCol>::check_arguments(args_with(AddRowTimesCol{0.5f})).ok());
+  // The other arguments are still checked.
+  auto a = args_with(AddRowTimesCol{});
+  a.d = nullptr;
+  EXPECT_EQ(GemmOp<AddRowTimesCol>::check_arguments(a).code(), Status::Code::kInvalidArgument);
 }

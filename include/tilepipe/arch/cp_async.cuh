@@ -21,15 +21,10 @@ namespace tilepipe::arch {
 //! (compute-sanitizer's memcheck reports one), so all 16 source bytes must be readable;
 //! AsyncTileLoader therefore uses only src_bytes 0 and 16.
 TILEPIPE_DEVICE void cp_async_zfill_16(void* smem_dst, const void* src, int src_bytes) {
-#if TILEPIPE_ARCH_SM80_PLUS
   const auto dst = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem_dst));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
                "r"(src_bytes)
                : "memory");
-#else
-  (void)smem_dst; (void)src; (void)src_bytes;
-  __trap();  // tilepipe needs sm_80 or newer; can_implement refuses older devices.
-#endif
 }
 
 //! Waits until at most `Pending` of the calling thread's committed groups are still in flight
@@ -38,9 +33,7 @@ TILEPIPE_DEVICE void cp_async_zfill_16(void* smem_dst, const void* src, int src_
 template <int Pending>
 TILEPIPE_DEVICE void cp_async_wait() {
   static_assert(Pending >= 0, "cp_async_wait<Pending>: Pending is a count of groups, >= 0");
-#if TILEPIPE_ARCH_SM80_PLUS
   asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending) : "memory");
-#endif
 }
 
 }  // namespace tilepipe::arch

@@ -26,7 +26,6 @@ TILEPIPE_DEVICE void mma_m16n8k16(float (&d)[4], const std::uint32_t (&a)[4],
   static_assert(std::is_same_v<Element, __half> || std::is_same_v<Element, __nv_bfloat16>,
                 "mma_m16n8k16: the input element type must be __half or __nv_bfloat16");
   // (arch/ stays below numeric/: ElementTraits::kMmaAtom names this instruction for f16, bf16.)
-#if TILEPIPE_ARCH_SM80_PLUS
   if constexpr (std::is_same_v<Element, __half>) {
     asm volatile(
         "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
@@ -42,10 +41,6 @@ TILEPIPE_DEVICE void mma_m16n8k16(float (&d)[4], const std::uint32_t (&a)[4],
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),
           "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
   }
-#else
-  (void)d; (void)a; (void)b; (void)c;
-  __trap();  // tilepipe needs sm_80 or newer.
-#endif
 }
 
 }  // namespace tilepipe::arch

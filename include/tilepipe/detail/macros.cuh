@@ -13,12 +13,11 @@
 #  define TILEPIPE_DEVICE inline
 #endif
 
-//! True in the device compilation pass for an architecture that has cp.async, ldmatrix and
-//! mma.sync m16n8k16 (sm_80 and newer).
-#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 800)
-#  define TILEPIPE_ARCH_SM80_PLUS 1
-#else
-#  define TILEPIPE_ARCH_SM80_PLUS 0
+// Every device pass must be for sm_80 or newer: the collectives are made of cp.async, ldmatrix
+// and mma.sync m16n8k16. Refusing here, rather than trapping at run time, catches a build for an
+// older target however tilepipe was brought in (add_subdirectory, find_package, a bare -I).
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ < 800)
+#  error "tilepipe needs sm_80 or newer (cp.async, ldmatrix, mma.sync m16n8k16): remove the older targets from the build (CMAKE_CUDA_ARCHITECTURES, or nvcc's -arch / -gencode)."
 #endif
 
 //! Unroll hint for device code; nothing in a host compilation (where g++ would warn about it).

@@ -1,6 +1,7 @@
 #pragma once
 //! \file
-//! DefaultGemmPolicy: the tile configuration GemmMultistage uses unless told otherwise. A light
+//! DefaultTileConfig: the tile configuration GemmMultistage uses unless told otherwise, for its
+//! stage count; DefaultGemmPolicy is the same with the stages, for a mainloop of one's own. A light
 //! header (no CUDA includes) so that host code can name the default without the GEMM itself.
 
 #include <type_traits>
@@ -13,16 +14,14 @@ namespace detail {
 
 //! 256 x 128 x 32, eight 64 x 64 warp tiles: its ring fits every supported target at up to six
 //! stages (144 KB); 24 KB a stage.
-template <int Stages>
-using PortableDefaultPolicy = GemmPolicy<256, 128, 32, 64, 64, Stages>;
+using PortableDefaultTile = TileConfig<256, 128, 32, 64, 64>;
 
 //! 256 x 128 x 64, the same warps with a 64-deep k-tile: half the barriers and k-tile
 //! switches per mma. 48 KB a stage, so 4 stages (192 KB) fit only sm_90-class shared memory.
-template <int Stages>
-using DeepDefaultPolicy = GemmPolicy<256, 128, 64, 64, 64, Stages>;
+using DeepDefaultTile = TileConfig<256, 128, 64, 64, 64>;
 
 //! The deep tile when its ring fits every target of the translation unit and every target has
-//! sm_90-class shared memory (where it was measured faster, docs/performance.md entry 11), unless
+//! sm_90-class shared memory (where it was measured faster, docs/performance-log.md entry 11), unless
 //! TILEPIPE_PORTABLE_DEFAULT_POLICY is defined.
 template <int Stages>
 inline constexpr bool kUseDeepDefault =
@@ -30,8 +29,7 @@ inline constexpr bool kUseDeepDefault =
     false;
 #else
     kMinSmemBytesPerBlockOfTargets >= 227 * 1024 &&
-    Stages * (DeepDefaultPolicy<Stages>::Tile::kM + DeepDefaultPolicy<Stages>::Tile::kN) *
-            DeepDefaultPolicy<Stages>::Tile::kK * 2 <=
+    Stages * (DeepDefaultTile::Tile::kM + DeepDefaultTile::Tile::kN) * DeepDefaultTile::Tile::kK * 2 <=
         kMinSmemBytesPerBlockOfTargets;  // 16-bit A and B tiles per stage
 #endif
 
@@ -41,7 +39,7 @@ inline constexpr bool kUseDeepDefault =
 //!
 //! - Built only for targets with sm_90-class shared memory (227 KB per block: sm_90, sm_100),
 //!   at up to 4 stages: 256 x 128 x 64 with eight 64 x 64 warp tiles. On an H200 it runs
-//!   ~7% faster than the portable tile at 4096^3 and 8192^3 (docs/performance.md, entry 11).
+//!   3-4% faster than the portable tile at 4096^3 and 8192^3 (docs/performance-log.md, entry 11).
 //! - Otherwise (any sm_80/sm_86/sm_89/sm_120 target, or 5 and 6 stages): 256 x 128 x 32 with
 //!   the same warps, whose ring fits every supported target.
 //!
@@ -50,10 +48,13 @@ inline constexpr bool kUseDeepDefault =
 //! TILEPIPE_PORTABLE_DEFAULT_POLICY to always get the portable tile (e.g. to link translation
 //! units built for different targets that must agree on the type). Problems with few output
 //! tiles (M or N of a few hundred) run faster with a smaller tile, e.g.
-//! `GemmPolicy<64, 64, 64, 32, 32, Stages>`, or with GemmAuto (gemm_heuristic.cuh).
+//! `TileConfig<64, 64, 64, 32, 32>`, or with GemmAuto (gemm_heuristic.cuh).
 template <int Stages>
-using DefaultGemmPolicy =
-    std::conditional_t<detail::kUseDeepDefault<Stages>, detail::DeepDefaultPolicy<Stages>,
-                       detail::PortableDefaultPolicy<Stages>>;
+using DefaultTileConfig = std::conditional_t<detail::kUseDeepDefault<Stages>,
+                                             detail::DeepDefaultTile, detail::PortableDefaultTile>;
+
+//! DefaultTileConfig with its stages: the policy of GemmMultistage's default mainloop.
+template <int Stages>
+using DefaultGemmPolicy = typename DefaultTileConfig<Stages>::template WithStages<Stages>;
 
 }  // namespace tilepipe

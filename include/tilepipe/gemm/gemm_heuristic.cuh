@@ -25,7 +25,7 @@
 //! The rule is nearly monotone: a problem with more output tiles never gets the Small tile once
 //! it had a larger one, nor a larger split factor, and a longer K never gets a smaller split
 //! factor; only the wave-tail exception moves between Large and Medium. The thresholds are named
-//! constants below, set from the first H200 measurements (docs/performance.md) and meant to be
+//! constants below, set from the first H200 measurements (docs/performance-log.md, entry 7) and meant to be
 //! tuned from the benchmark's "auto" column.
 
 #include <cuda_runtime.h>
@@ -45,6 +45,14 @@ namespace tilepipe {
 using GemmAutoLargePolicy = GemmPolicy<128, 256, 64, 64, 64, 3>;   //!< 128 x 256 x 64, w64x64, s3
 using GemmAutoMediumPolicy = GemmPolicy<128, 128, 32, 64, 64, 4>;  //!< 128 x 128 x 32, w64x64, s4
 using GemmAutoSmallPolicy = GemmPolicy<64, 64, 64, 32, 32, 3>;     //!< 64 x 64 x 64, w32x32, s3
+
+namespace detail {
+//! The GemmMultistage of a GemmAuto candidate policy: its tile, its stages.
+template <class ElementAB, class ElementD, Layout LayoutA, Layout LayoutB, class OutputOp,
+          class Policy, bool SplitK = false>
+using GemmOfPolicy = GemmMultistage<ElementAB, ElementD, LayoutA, LayoutB, Policy::kStages,
+                                    OutputOp, typename Policy::Config, SplitK>;
+}  // namespace detail
 
 //! Which of GemmAuto's tile configurations runs a problem, and with how many K slices.
 struct GemmAutoConfig {
@@ -150,6 +158,7 @@ struct GemmAutoHeuristic {
 //! \tparam ElementD   `__half`, `__nv_bfloat16` or `float` (C and D)
 //! \tparam LayoutA    layout of A (M x K)
 //! \tparam LayoutB    layout of B (K x N)
+//! \tparam OutputOp   the output operator (output_ops.cuh), as for GemmMultistage
 //!
 //! The arguments are GemmMultistage's; `args.split_k` is ignored (the heuristic sets it), and
 //! `args.workspace` / `args.workspace_bytes` must hold `workspace_size(args)` bytes, which is 0
@@ -165,15 +174,16 @@ struct GemmAutoHeuristic {
 //! args.workspace = ws; args.workspace_bytes = bytes;
 //! tilepipe::Status s = Gemm::run(args, stream);
 //! \endcode
-template <class ElementAB, class ElementD, Layout LayoutA, Layout LayoutB>
+template <class ElementAB, class ElementD, Layout LayoutA, Layout LayoutB, class OutputOp = Identity>
 class GemmAuto {
  public:
-  using Arguments = GemmArguments<ElementAB, ElementD>;
+  using Arguments = GemmArguments<ElementAB, ElementD, OutputOp>;
   using Config = GemmAutoConfig;
   using Heuristic = GemmAutoHeuristic;
-  using Large = GemmMultistage<ElementAB, ElementD, LayoutA, LayoutB, 3, GemmAutoLargePolicy>;
-  using Medium = GemmMultistage<ElementAB, ElementD, LayoutA, LayoutB, 4, GemmAutoMediumPolicy>;
-  using Small = GemmMultistageSplitK<ElementAB, ElementD, LayoutA, LayoutB, 3, GemmAutoSmallPolicy>;
+  using Large = detail::GemmOfPolicy<ElementAB, ElementD, LayoutA, LayoutB, OutputOp, GemmAutoLargePolicy>;
+  using Medium = detail::GemmOfPolicy<ElementAB, ElementD, LayoutA, LayoutB, OutputOp, GemmAutoMediumPolicy>;
+  using Small = detail::GemmOfPolicy<ElementAB, ElementD, LayoutA, LayoutB, OutputOp, GemmAutoSmallPolicy,
+                                     /*SplitK=*/true>;
   static constexpr Layout kLayoutA = LayoutA;
   static constexpr Layout kLayoutB = LayoutB;
 

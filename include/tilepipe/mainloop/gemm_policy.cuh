@@ -1,32 +1,57 @@
 #pragma once
 //! \file
-//! GemmPolicy: the tuning knobs of a multistage GEMM in one place.
+//! TileConfig and GemmPolicy: the tuning knobs of a multistage GEMM in one place. A TileConfig is
+//! the block and warp tiles; a GemmPolicy adds the stage count. The provided GEMMs take a
+//! TileConfig and their own `Stages` argument, so a user writes the stage count once.
+
+#include <type_traits>
 
 #include "../layout/tile_shape.cuh"
 
 namespace tilepipe {
 
-//! Block tile, warp tile and stage count of a multistage mainloop.
+template <int TileM, int TileN, int TileK, int WarpM, int WarpN, int Stages>
+struct GemmPolicy;
+
+//! Block tile and warp tile of a multistage GEMM, without a stage count.
 //!
 //! \tparam TileM, TileN, TileK  the block's tile of D (TileM x TileN) and its k-tile depth
 //! \tparam WarpM, WarpN         each warp's tile of D; the block has
 //!                              (TileM / WarpM) x (TileN / WarpN) warps
-//! \tparam Stages               shared-memory stages in the ring (2..6 is the useful range)
-template <int TileM, int TileN, int TileK, int WarpM, int WarpN, int Stages>
-struct GemmPolicy {
-  static_assert(TileK % 16 == 0, "GemmPolicy: TileK must be a multiple of 16 for m16n8k16");
+template <int TileM, int TileN, int TileK, int WarpM, int WarpN>
+struct TileConfig {
+  static_assert(TileK % 16 == 0, "TileConfig: TileK must be a multiple of 16 for m16n8k16");
   static_assert(WarpM % 16 == 0 && WarpN % 16 == 0,
-                "GemmPolicy: the warp tile must be a multiple of 16 in M and in N");
+                "TileConfig: the warp tile must be a multiple of 16 in M and in N");
   static_assert(TileM % WarpM == 0 && TileN % WarpN == 0,
-                "GemmPolicy: the warp tile must divide the block tile");
-  static_assert(Stages >= 2, "GemmPolicy: a multistage pipeline needs at least 2 stages");
+                "TileConfig: the warp tile must divide the block tile");
 
   using Tile = GemmShape<TileM, TileN, TileK>;
   using Warp = GemmShape<WarpM, WarpN, TileK>;
-  static constexpr int kStages = Stages;
   static constexpr int kWarpsM = TileM / WarpM;
   static constexpr int kWarpsN = TileN / WarpN;
   static constexpr int kThreads = 32 * kWarpsM * kWarpsN;
+
+  //! This tile with `Stages` stages.
+  template <int Stages>
+  using WithStages = GemmPolicy<TileM, TileN, TileK, WarpM, WarpN, Stages>;
 };
+
+//! Block tile, warp tile and stage count of a multistage mainloop (what `MultistageMainloop`
+//! takes): a TileConfig plus `Stages`, 2..6 being the useful range.
+template <int TileM, int TileN, int TileK, int WarpM, int WarpN, int Stages>
+struct GemmPolicy : TileConfig<TileM, TileN, TileK, WarpM, WarpN> {
+  static_assert(Stages >= 2, "GemmPolicy: a multistage pipeline needs at least 2 stages");
+  using Config = TileConfig<TileM, TileN, TileK, WarpM, WarpN>;
+  static constexpr int kStages = Stages;
+};
+
+namespace detail {
+//! Whether `T` carries a stage count (a GemmPolicy rather than a TileConfig).
+template <class T, class = void>
+struct HasStages : std::false_type {};
+template <class T>
+struct HasStages<T, std::void_t<decltype(T::kStages)>> : std::true_type {};
+}  // namespace detail
 
 }  // namespace tilepipe

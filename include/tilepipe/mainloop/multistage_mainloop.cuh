@@ -3,11 +3,14 @@
 //! MultistageMainloop: the collectives composed into the multistage GEMM mainloop. One
 //! schedule, written once, for any stage count.
 
+#include <cassert>
+#include <cstdint>
 #include <type_traits>
 
 #include "../block/async_tile_loader.cuh"
 #include "../block/smem_ring_buffer.cuh"
 #include "../layout/tile_shape.cuh"
+#include "../numeric/element_traits.cuh"
 #include "../warp/fragment_loader.cuh"
 #include "../warp/warp_mma.cuh"
 #include "gemm_policy.cuh"
@@ -36,9 +39,16 @@ namespace tilepipe {
 //! acc.clear();
 //! mainloop(acc, a, lda, b, ldb, m, n, k, block_m0, block_n0);
 //! \endcode
-template <class Element, Layout LayoutA, Layout LayoutB, class Policy>
+template <class ElementT, Layout LayoutA, Layout LayoutB, class Policy>
 class MultistageMainloop {
+  static_assert(detail::HasStages<Policy>::value,
+                "MultistageMainloop: Policy must be a GemmPolicy (a tile with a stage count), e.g. "
+                "TileConfig<...>::WithStages<4>");
+
  public:
+  using Element = ElementT;
+  static constexpr Layout kLayoutA = LayoutA;
+  static constexpr Layout kLayoutB = LayoutB;
   using Tile = typename Policy::Tile;
   using Warp = typename Policy::Warp;
   static constexpr int kStages = Policy::kStages;
@@ -75,118 +85,170 @@ class MultistageMainloop {
 
   //! acc += A(block_m0 .., 0 .. k) * B(0 .. k, block_n0 ..). `a` and `b` point to the first
   //! element of A and B, in `LayoutA` / `LayoutB` with leading dimensions `lda` / `ldb`.
+  //! Requirements (debug builds check them): `a`, `b` and the leading dimensions in bytes are
+  //! multiples of 16, because tiles move as 16-byte vectors.
   TILEPIPE_DEVICE void operator()(Accumulators& acc, const Element* a, std::int64_t lda,
                                   const Element* b, std::int64_t ldb, int m, int n, int k,
                                   int block_m0, int block_n0) {
-    // Views in storage terms (rows strided, columns contiguous) and where the block's tiles start.
-    const bool a_k_contig = kOrderA == SmemOrder::kKContiguous;
-    const bool b_k_contig = kOrderB == SmemOrder::kKContiguous;
-    const LoaderA load_a(MatrixView<const Element>{a, a_k_contig ? m : k, a_k_contig ? k : m, lda},
-                         thread_);
-    const LoaderB load_b(MatrixView<const Element>{b, b_k_contig ? n : k, b_k_contig ? k : n, ldb},
-                         thread_);
-    auto issue_tile = [&](Ring& ring, int k_tile) {
-      const int k0 = k_tile * Tile::kK;
-      load_a.load(ring.write_stage().a, a_k_contig ? block_m0 : k0, a_k_contig ? k0 : block_m0,
-                  ring.pipeline());
-      load_b.load(ring.write_stage().b, b_k_contig ? block_n0 : k0, b_k_contig ? k0 : block_n0,
-                  ring.pipeline());
-    };
-
-    // Share `kb` (of one per k-block) of k-tile `k_tile`'s copies; whole tiles inside the matrix.
-    auto issue_share = [&](Ring& ring, int k_tile, int kb) {
-      constexpr int kShares = FragmentLoaderA::kKBlocks;
-      const int k0 = k_tile * Tile::kK;
-      load_a.load_interior(ring.write_stage().a, a_k_contig ? block_m0 : k0,
-                           a_k_contig ? k0 : block_m0, ring.pipeline(), kb, kShares);
-      load_b.load_interior(ring.write_stage().b, b_k_contig ? block_n0 : k0,
-                           b_k_contig ? k0 : block_n0, ring.pipeline(), kb, kShares);
-    };
-
-    Ring ring(storage_);
-    const int lane = thread_ % 32;
-    const FragmentLoaderA frag_a(lane, warp_m0());
-    const FragmentLoaderB frag_b(lane, warp_n0());
-    const Mma mma;
+    check_alignment(a, lda, b, ldb);
+    Context ctx{make_loader<LoaderA, kOrderA>(a, lda, m, k, thread_),
+                make_loader<LoaderB, kOrderB>(b, ldb, n, k, thread_),
+                FragmentLoaderA(thread_ % 32, warp_m0()),
+                FragmentLoaderB(thread_ % 32, warp_n0()),
+                Ring(storage_),
+                {},
+                {},
+                block_m0,
+                block_n0};
     const int k_tiles = (k + Tile::kK - 1) / Tile::kK;
-
-    // ---- Prologue: put Stages - 1 k-tiles in flight, one committed group per tile, then wait
-    // for tile 0 and load its first k-block of fragments. ----
-    TILEPIPE_UNROLL
-    for (int t = 0; t < kStages - 1; ++t) {
-      ring.producer_acquire();
-      if (t < k_tiles) issue_tile(ring, t);
-      ring.producer_commit();
-    }
-    typename FragmentLoaderA::Fragment fa[2];  // register double buffer over k-blocks
-    typename FragmentLoaderB::Fragment fb[2];
-    if (k_tiles > 0) {
-      ring.consumer_wait();
-      frag_a.load(fa[0], ring.read_stage().a, 0);
-      frag_b.load(fb[0], ring.read_stage().b, 0);
-    }
-
-    // ---- Main loop: k-tile t, k-block kb. The fragments of kb + 1 are loaded while the tensor
-    // cores work on kb; at the last k-block that is the first k-block of tile t + 1, so the wait
-    // for tile t + 1 comes before the last mma of tile t rather than after it.
-    // Group count: before the wait in iteration t, the groups of tiles 0 .. t + S - 1 are
-    // committed (one per prologue step and one per iteration, empty past the last tile), so
-    // waiting until at most S - 2 are in flight means tile t + 1 has landed for this thread; the
-    // barrier in consumer_wait makes it so for every thread.
-    // Slot reuse: in iteration t, tile t + S - 1 is loaded into the slot of tile t - 1. Every
-    // warp read tile t - 1 for the last time before the barrier of iteration t - 1's last
-    // k-block, so that barrier orders all those reads before these writes.
-    // Two versions of one iteration: the steady one, while the tile to refill is a whole tile
-    // inside the matrix, issues its copies unpredicated and spread over the k-blocks (straight-
-    // line code the compiler interleaves with the mma); the general one handles the rest. ----
-    auto k_tile_iteration = [&](int t, auto steady) {
-      constexpr bool kSteady = decltype(steady)::value;
-      TILEPIPE_UNROLL
-      for (int kb = 0; kb < FragmentLoaderA::kKBlocks; ++kb) {
-        const bool last_k_block = kb + 1 == FragmentLoaderA::kKBlocks;
-        if constexpr (kSteady) {
-          // This k-block's share of tile t + S - 1's copies; commit before the wait below.
-          if (kb == 0) ring.producer_acquire();
-          issue_share(ring, t + kStages - 1, kb);
-          if (last_k_block) ring.producer_commit();
-        } else if (kb == 0) {
-          // Refill the slot of tile t - 1, and commit before this iteration's wait (below or,
-          // with one k-block per tile, right here) so that the group count holds.
-          ring.producer_acquire();
-          if (t + kStages - 1 < k_tiles) issue_tile(ring, t + kStages - 1);
-          ring.producer_commit();
-        }
-        if (last_k_block) {
-          ring.consumer_release();
-          ring.consumer_wait();  // tile t + 1 has landed; every warp has its last fragments of tile t
-        }
-        if (kSteady || !last_k_block || t + 1 < k_tiles) {  // steady: tile t + 1 always exists
-          const Stage& stage = ring.read_stage();  // tile t, or tile t + 1 at the last k-block
-          const int next_kb = last_k_block ? 0 : kb + 1;
-          frag_a.load(fa[(kb + 1) % 2], stage.a, next_kb);
-          frag_b.load(fb[(kb + 1) % 2], stage.b, next_kb);
-        }
-        mma(acc, fa[kb % 2], fb[kb % 2]);
-      }
-      if constexpr (FragmentLoaderA::kKBlocks % 2 == 1) {
-        // An odd number of k-blocks left tile t + 1's first fragments in buffer 1.
-        fa[0] = fa[1];
-        fb[0] = fb[1];
-      }
-    };
     // Steady iterations: the block's rows of A and columns of B lie inside the matrix and tile
     // t + S - 1 is a whole k-tile.
-    const int k_whole_tiles = k / Tile::kK;
     const bool block_inside = block_m0 + Tile::kM <= m && block_n0 + Tile::kN <= n;
-    const int steady_end = block_inside ? k_whole_tiles - (kStages - 1) : 0;
+    const int steady_end = block_inside ? k / Tile::kK - (kStages - 1) : 0;
+
+    prologue(ctx, k_tiles);
     int t = 0;
-    for (; t < steady_end; ++t) k_tile_iteration(t, std::true_type{});
-    for (; t < k_tiles; ++t) k_tile_iteration(t, std::false_type{});
-    // Nothing is in flight but empty groups; make the ring's memory reusable for the epilogue.
-    ring.drain();
+    for (; t < steady_end; ++t) k_tile_iteration<true>(ctx, acc, t, k_tiles);
+    for (; t < k_tiles; ++t) k_tile_iteration<false>(ctx, acc, t, k_tiles);
+    drain(ctx);
   }
 
  private:
+  // Everything one call of operator() works with, shared by its phases.
+  struct Context {
+    LoaderA load_a;
+    LoaderB load_b;
+    FragmentLoaderA frag_a;
+    FragmentLoaderB frag_b;
+    Ring ring;
+    typename FragmentLoaderA::Fragment fa[2];  // register double buffer over k-blocks
+    typename FragmentLoaderB::Fragment fb[2];
+    int block_m0, block_n0;
+  };
+
+  // The loader of an operand, viewed in storage terms (rows strided, columns contiguous):
+  // `mn` is the operand's M (or N) extent.
+  template <class Loader, SmemOrder Order>
+  TILEPIPE_DEVICE static Loader make_loader(const Element* p, std::int64_t ld, int mn, int k,
+                                            int thread) {
+    constexpr bool kKContig = Order == SmemOrder::kKContiguous;
+    return Loader(MatrixView<const Element>{p, kKContig ? mn : k, kKContig ? k : mn, ld}, thread);
+  }
+  // (row, col) of the stored tile of an operand at (mn0, k0).
+  template <SmemOrder Order>
+  TILEPIPE_DEVICE static int tile_row(int mn0, int k0) {
+    return Order == SmemOrder::kKContiguous ? mn0 : k0;
+  }
+  template <SmemOrder Order>
+  TILEPIPE_DEVICE static int tile_col(int mn0, int k0) {
+    return Order == SmemOrder::kKContiguous ? k0 : mn0;
+  }
+
+  // All of k-tile `k_tile`'s copies into the write stage, edges zero-filled.
+  TILEPIPE_DEVICE static void issue_tile(Context& c, int k_tile) {
+    const int k0 = k_tile * Tile::kK;
+    c.load_a.load(c.ring.write_stage().a, tile_row<kOrderA>(c.block_m0, k0),
+                  tile_col<kOrderA>(c.block_m0, k0), c.ring.pipeline());
+    c.load_b.load(c.ring.write_stage().b, tile_row<kOrderB>(c.block_n0, k0),
+                  tile_col<kOrderB>(c.block_n0, k0), c.ring.pipeline());
+  }
+
+  // Share `kb` (of one per k-block) of k-tile `k_tile`'s copies; whole tiles inside the matrix.
+  TILEPIPE_DEVICE static void issue_share(Context& c, int k_tile, int kb) {
+    constexpr int kShares = FragmentLoaderA::kKBlocks;
+    const int k0 = k_tile * Tile::kK;
+    c.load_a.load_interior(c.ring.write_stage().a, tile_row<kOrderA>(c.block_m0, k0),
+                           tile_col<kOrderA>(c.block_m0, k0), c.ring.pipeline(), kb, kShares);
+    c.load_b.load_interior(c.ring.write_stage().b, tile_row<kOrderB>(c.block_n0, k0),
+                           tile_col<kOrderB>(c.block_n0, k0), c.ring.pipeline(), kb, kShares);
+  }
+
+  // ---- Prologue: put Stages - 1 k-tiles in flight, one committed group per tile, then wait
+  // for tile 0 and load its first k-block of fragments. ----
+  TILEPIPE_DEVICE static void prologue(Context& c, int k_tiles) {
+    TILEPIPE_UNROLL
+    for (int t = 0; t < kStages - 1; ++t) {
+      c.ring.producer_acquire();
+      if (t < k_tiles) issue_tile(c, t);
+      c.ring.producer_commit();
+    }
+    if (k_tiles > 0) {
+      c.ring.consumer_wait();
+      c.frag_a.load(c.fa[0], c.ring.read_stage().a, 0);
+      c.frag_b.load(c.fb[0], c.ring.read_stage().b, 0);
+    }
+  }
+
+  // ---- Main loop, one k-tile t: k-block kb. The fragments of kb + 1 are loaded while the
+  // tensor cores work on kb; at the last k-block that is the first k-block of tile t + 1, so the
+  // wait for tile t + 1 comes before the last mma of tile t rather than after it.
+  // Group count: before the wait in iteration t, the groups of tiles 0 .. t + S - 1 are
+  // committed (one per prologue step and one per iteration, empty past the last tile), so
+  // waiting until at most S - 2 are in flight means tile t + 1 has landed for this thread; the
+  // barrier in consumer_wait makes it so for every thread.
+  // Slot reuse: in iteration t, tile t + S - 1 is loaded into the slot of tile t - 1. Every
+  // warp read tile t - 1 for the last time before the barrier of iteration t - 1's last
+  // k-block, so that barrier orders all those reads before these writes.
+  // Two versions of one iteration: the steady one (kSteady), while the tile to refill is a whole
+  // tile inside the matrix, issues its copies unpredicated and spread over the k-blocks
+  // (straight-line code the compiler interleaves with the mma); the general one handles the
+  // rest. ----
+  template <bool kSteady>
+  TILEPIPE_DEVICE static void k_tile_iteration(Context& c, Accumulators& acc, int t, int k_tiles) {
+    const Mma mma;
+    TILEPIPE_UNROLL
+    for (int kb = 0; kb < FragmentLoaderA::kKBlocks; ++kb) {
+      const bool last_k_block = kb + 1 == FragmentLoaderA::kKBlocks;
+      if constexpr (kSteady) {
+        // This k-block's share of tile t + S - 1's copies; commit before the wait below.
+        if (kb == 0) c.ring.producer_acquire();
+        issue_share(c, t + kStages - 1, kb);
+        if (last_k_block) c.ring.producer_commit();
+      } else if (kb == 0) {
+        // Refill the slot of tile t - 1, and commit before this iteration's wait (below or,
+        // with one k-block per tile, right here) so that the group count holds.
+        c.ring.producer_acquire();
+        if (t + kStages - 1 < k_tiles) issue_tile(c, t + kStages - 1);
+        c.ring.producer_commit();
+      }
+      if (last_k_block) {
+        c.ring.consumer_release();
+        c.ring.consumer_wait();  // tile t + 1 has landed; every warp has its last fragments of tile t
+      }
+      if (kSteady || !last_k_block || t + 1 < k_tiles) {  // steady: tile t + 1 always exists
+        const Stage& stage = c.ring.read_stage();  // tile t, or tile t + 1 at the last k-block
+        const int next_kb = last_k_block ? 0 : kb + 1;
+        c.frag_a.load(c.fa[(kb + 1) % 2], stage.a, next_kb);
+        c.frag_b.load(c.fb[(kb + 1) % 2], stage.b, next_kb);
+      }
+      mma(acc, c.fa[kb % 2], c.fb[kb % 2]);
+    }
+    if constexpr (FragmentLoaderA::kKBlocks % 2 == 1) {
+      // An odd number of k-blocks left tile t + 1's first fragments in buffer 1.
+      c.fa[0] = c.fa[1];
+      c.fb[0] = c.fb[1];
+    }
+  }
+
+  // ---- Drain: nothing is in flight but empty groups; make the ring's memory reusable for the
+  // epilogue. ----
+  TILEPIPE_DEVICE static void drain(Context& c) { c.ring.drain(); }
+
+  // Debug builds: the operands' addresses and leading dimensions must allow 16-byte copies (a
+  // misaligned one would fault, or read the wrong bytes, in cp.async).
+  TILEPIPE_DEVICE static void check_alignment(const Element* a, std::int64_t lda, const Element* b,
+                                              std::int64_t ldb) {
+#if !defined(NDEBUG)
+    constexpr int kVector = ElementTraits<Element>::kChunkElements;
+    assert(reinterpret_cast<std::uintptr_t>(a) % 16 == 0 && "A must be 16-byte aligned");
+    assert(reinterpret_cast<std::uintptr_t>(b) % 16 == 0 && "B must be 16-byte aligned");
+    assert(lda % kVector == 0 && "lda must be a multiple of 16 bytes");
+    assert(ldb % kVector == 0 && "ldb must be a multiple of 16 bytes");
+#else
+    (void)a; (void)lda; (void)b; (void)ldb;
+#endif
+  }
+
   SharedStorage& storage_;
   int thread_;
 };

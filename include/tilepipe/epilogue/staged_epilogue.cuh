@@ -1,8 +1,8 @@
 #pragma once
 //! \file
-//! LinearCombinationEpilogue: D = alpha * acc + beta * C, converted to D's type, with the block's
-//! tile staged through shared memory so that global loads of C and stores of D are 16-byte
-//! vectors along D's contiguous dimension.
+//! StagedEpilogue: D = op(alpha * acc + beta * C), converted to D's type, with the block's tile
+//! staged through shared memory so that global loads of C and stores of D are 16-byte vectors
+//! along D's contiguous dimension. `op` is an output operator (output_ops.cuh).
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -15,6 +15,8 @@
 #include "../layout/math.cuh"
 #include "../layout/tile_shape.cuh"
 #include "../numeric/element_traits.cuh"
+#include "output_ops.cuh"
+#include "output_store.cuh"
 #include "../warp/fragments.cuh"
 
 namespace tilepipe {
@@ -26,6 +28,8 @@ namespace tilepipe {
 //! \tparam Policy          the `GemmPolicy` of the mainloop whose accumulators it consumes
 //! \tparam SmemBudgetBytes shared memory the staging buffer may take (e.g. the size of the
 //!                         mainloop's ring, which it overlaps); 0: the least it needs
+//! \tparam OutputOp        what happens to each `alpha * acc + beta * C` before the conversion
+//!                         (output_ops.cuh); `Identity` by default
 //!
 //! C and D share a layout (row- or column-major, chosen at run time) but may have different
 //! leading dimensions. C is read only when `beta != 0`, so with `beta == 0` it may be null or
@@ -35,10 +39,10 @@ namespace tilepipe {
 //! shared memory (the warps of that slab write, then a barrier), and all threads store it. The
 //! slab is as tall as `SmemBudgetBytes` allows, so the whole tile goes in one pass when the
 //! budget holds it and in one pass per warp row at the least.
-template <class ElementD, class Policy, std::size_t SmemBudgetBytes = 0>
-class LinearCombinationEpilogue {
+template <class ElementD, class Policy, std::size_t SmemBudgetBytes = 0, class OutputOp = Identity>
+class StagedEpilogue {
   static_assert(is_supported_element_v<ElementD>,
-                "LinearCombinationEpilogue: D must be float, __half or __nv_bfloat16 (a type "
+                "StagedEpilogue: D must be float, __half or __nv_bfloat16 (a type "
                 "with ElementTraits)");
 
   using Tile = typename Policy::Tile;
@@ -76,7 +80,7 @@ class LinearCombinationEpilogue {
   static constexpr int kColMajorStride = kPassM + 4;    // staging [TileN][PassM + 4]
   static constexpr int kStagedFloats = static_cast<int>(staged_floats(kPassM));
   static_assert(kPassM % kVector == 0 && Tile::kN % kVector == 0,
-                "LinearCombinationEpilogue: the tile must hold whole 16-byte vectors of D");
+                "StagedEpilogue: the tile must hold whole 16-byte vectors of D");
 
  public:
   using Accumulators = tilepipe::Accumulators<Warp::kM, Warp::kN>;
@@ -95,9 +99,10 @@ class LinearCombinationEpilogue {
     Layout layout = Layout::kRowMajor;  //!< layout of C and D
     int m = 0;
     int n = 0;
+    OutputOp op{};
   };
 
-  TILEPIPE_DEVICE LinearCombinationEpilogue(SharedStorage& storage, int thread)
+  TILEPIPE_DEVICE StagedEpilogue(SharedStorage& storage, int thread)
       : storage_(storage), thread_(thread) {}
 
   //! Writes the block's tile at `(block_m0, block_n0)`. The calling warp's accumulators cover
@@ -188,7 +193,10 @@ class LinearCombinationEpilogue {
         const std::int64_t c_step = kBeta ? kLinesPerStep * p.ldc : 0;
         TILEPIPE_UNROLL
         for (int i = 0; i < kVectors / kThreads; ++i) {
-          store_vector<kBeta>(src + i * kLinesPerStep * kStride, dst, c, p.beta, thread_);
+          const int l = line + i * kLinesPerStep;
+          store_vector<kRowMajor, kBeta>(src + i * kLinesPerStep * kStride, dst, c, p,
+                                         row_of<kRowMajor>(slab_m0, block_n0, l, inner),
+                                         col_of<kRowMajor>(slab_m0, block_n0, l, inner));
           dst += dst_step;
           if constexpr (kBeta) c += c_step;
         }
@@ -203,22 +211,35 @@ class LinearCombinationEpilogue {
       const float* src = storage_.staged + line * kStride + inner;
       ElementD* dst = p.d + first + line * p.ldd + inner;
       const ElementD* c = kBeta ? p.c + first_c + line * p.ldc + inner : nullptr;
+      const int row = row_of<kRowMajor>(slab_m0, block_n0, line, inner);
+      const int col = col_of<kRowMajor>(slab_m0, block_n0, line, inner);
       if (inner + kVector <= inner_limit) {
-        store_vector<kBeta>(src, dst, c, p.beta, thread_);
+        store_vector<kRowMajor, kBeta>(src, dst, c, p, row, col);
       } else {
-        for (int e = 0; e < inner_limit - inner; ++e) {
-          float x = src[e];
-          if constexpr (kBeta) x += p.beta * to_float(c[e]);
-          dst[e] = from_float<ElementD>(x);
-        }
+        detail::store_output_elements<ElementD, kRowMajor, kBeta>(src, inner_limit - inner, dst, c,
+                                                                   p.beta, p.op, row, col);
       }
     }
   }
 
-  // One 16-byte vector: kVector staged floats (+ beta * C) -> D.
-  template <bool kBeta>
-  TILEPIPE_DEVICE static void store_vector(const float* src, ElementD* dst, const ElementD* c,
-                                           float beta, int thread) {
+  // Row and column in D of element `inner` of staged line `line` of the slab at (slab_m0,
+  // block_n0): lines are D's rows when it is row-major, its columns otherwise.
+  template <bool kRowMajor>
+  TILEPIPE_DEVICE static int row_of(int slab_m0, int block_n0, int line, int inner) {
+    (void)block_n0;
+    return slab_m0 + (kRowMajor ? line : inner);
+  }
+  template <bool kRowMajor>
+  TILEPIPE_DEVICE static int col_of(int slab_m0, int block_n0, int line, int inner) {
+    (void)slab_m0;
+    return block_n0 + (kRowMajor ? inner : line);
+  }
+
+  // One 16-byte vector of D whose first element is (row, col): kVector staged floats, then
+  // beta * C and the output operator (store_output_vector).
+  template <bool kRowMajor, bool kBeta>
+  TILEPIPE_DEVICE void store_vector(const float* src, ElementD* dst, const ElementD* c,
+                                    const Params& p, int row, int col) const {
     float x[kVector];
     // With 16-bit D a vector is 8 floats, read as two float4 32 bytes apart per thread: eight
     // consecutive threads (one phase of a 16-byte load) would span 256 bytes and meet twice on
@@ -226,31 +247,17 @@ class LinearCombinationEpilogue {
     // covers all 32 banks once.
     // (Selects, not a run-time index into x, which would move x to local memory.)
     if constexpr (kVector == 8) {
-      const bool swap = (thread >> 2) & 1;
+      const bool swap = (thread_ >> 2) & 1;
       const float4 first = *reinterpret_cast<const float4*>(src + (swap ? 4 : 0));
       const float4 second = *reinterpret_cast<const float4*>(src + (swap ? 0 : 4));
       const float4 lo = swap ? second : first, hi = swap ? first : second;
       x[0] = lo.x; x[1] = lo.y; x[2] = lo.z; x[3] = lo.w;
       x[4] = hi.x; x[5] = hi.y; x[6] = hi.z; x[7] = hi.w;
     } else {
-      (void)thread;
       const float4 f = *reinterpret_cast<const float4*>(src);
       x[0] = f.x; x[1] = f.y; x[2] = f.z; x[3] = f.w;
     }
-    if constexpr (kBeta) {
-      const uint4 raw = *reinterpret_cast<const uint4*>(c);
-      const ElementD* cv = reinterpret_cast<const ElementD*>(&raw);
-      TILEPIPE_UNROLL
-      for (int i = 0; i < kVector; ++i) x[i] += beta * to_float(cv[i]);
-    } else {
-      (void)c;
-      (void)beta;
-    }
-    uint4 out;
-    ElementD* ov = reinterpret_cast<ElementD*>(&out);
-    TILEPIPE_UNROLL
-    for (int i = 0; i < kVector; ++i) ov[i] = from_float<ElementD>(x[i]);
-    *reinterpret_cast<uint4*>(dst) = out;
+    detail::store_output_vector<ElementD, kRowMajor, kBeta>(x, dst, c, p.beta, p.op, row, col);
   }
 
   SharedStorage& storage_;

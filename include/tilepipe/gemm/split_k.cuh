@@ -1,13 +1,14 @@
 #pragma once
 //! \file
 //! Split-K for GemmMultistage: how K is cut into slices, how the f32 workspace of partial
-//! products is laid out, and the kernel that sums the slices in a fixed order and applies the
-//! epilogue `D = alpha * sum + beta * C`.
+//! products is laid out, and the kernel that sums the slices in a fixed order and writes
+//! `D = op(alpha * sum + beta * C)` through the epilogue's output store.
 //!
 //! "Parallel split-K": K is cut into S slices of whole k-tiles (SplitKSlices). The thread block
-//! of slice `s` and output tile `t` runs the ordinary mainloop over its slice and stores its f32
-//! accumulators into workspace slab `s`; a second, elementwise kernel then adds the slabs in the order 0, 1, ..., S - 1 (so
-//! the result does not depend on scheduling: it is bit-identical from run to run) and writes D.
+//! of slice `s` and output tile `t` runs the ordinary GEMM kernel (gemm/kernel.cuh) over its slice
+//! and stores its f32 accumulators, through the ordinary staged epilogue, into workspace slab `s`;
+//! a second, elementwise kernel then adds the slabs in the order 0, 1, ..., S - 1 (so the result
+//! does not depend on scheduling: it is bit-identical from run to run) and writes D.
 //!
 //! The slice arithmetic is plain host/device C++ so that it can be tested on the CPU.
 
@@ -18,7 +19,7 @@
 #include <limits>
 
 #include "../detail/macros.cuh"
-#include "../epilogue/linear_combination.cuh"
+#include "../epilogue/output_store.cuh"
 #include "../layout/tile_shape.cuh"
 
 namespace tilepipe {
@@ -103,7 +104,7 @@ namespace detail {
 
 //! What the split-K reduction kernel receives. D (and C) are seen in their own orientation:
 //! `outer` lines of `inner` contiguous elements, line `o` at `o * ldd` (`o * ldc`).
-template <class ElementD>
+template <class ElementD, class OutputOp>
 struct SplitKReduceParams {
   const float* workspace = nullptr;
   ElementD* d = nullptr;
@@ -114,19 +115,21 @@ struct SplitKReduceParams {
   std::int64_t batch_stride_c = 0, batch_stride_d = 0;
   int outer = 0, inner = 0, slices = 1;
   float alpha = 1.0f, beta = 0.0f;
+  OutputOp op{};
 };
 
 //! Threads per block of the reduction kernel.
 inline constexpr int kSplitKReduceThreads = 256;
 
-//! `D = alpha * (slab_0 + slab_1 + ... + slab_{S-1}) + beta * C`, summed in that order in f32.
-//! Each thread handles 16 bytes of D at a time (8 16-bit or 4 f32 elements), grid-stride over
-//! the lines of one batch; `blockIdx.y` is the batch. Elements past `inner` of a line (the
-//! slab's padding, and D's leading-dimension gap) are neither read nor written.
-template <class ElementD>
+//! `D = op(alpha * (slab_0 + slab_1 + ... + slab_{S-1}) + beta * C)`, summed in that order in
+//! f32. Each thread handles 16 bytes of D at a time (8 16-bit or 4 f32 elements), grid-stride
+//! over the lines of one batch; `blockIdx.y` is the batch. Elements past `inner` of a line (the
+//! slab's padding, and D's leading-dimension gap) are neither read nor written. `kRowMajor` is
+//! D's layout: lines are rows when it is row-major, columns otherwise.
+template <class ElementD, class OutputOp, bool kRowMajor>
 __global__ void __launch_bounds__(kSplitKReduceThreads)
-split_k_reduce_kernel(const SplitKReduceParams<ElementD> p) {
-  constexpr int kVector = ElementTraits<ElementD>::kChunkElements;
+split_k_reduce_kernel(const SplitKReduceParams<ElementD, OutputOp> p) {
+  constexpr int kVector = kOutputVector<ElementD>;
   const std::int64_t batch = blockIdx.y;
   const float* ws = p.workspace + batch * p.slab_elements;
   ElementD* d = p.d + batch * p.batch_stride_d;
@@ -140,6 +143,8 @@ split_k_reduce_kernel(const SplitKReduceParams<ElementD> p) {
     const float* src = ws + line * p.ldw + i0;
     ElementD* dst = d + line * p.ldd + i0;
     const ElementD* src_c = c != nullptr ? c + line * p.ldc + i0 : nullptr;
+    const int row = kRowMajor ? static_cast<int>(line) : i0;
+    const int col = kRowMajor ? i0 : static_cast<int>(line);
     if (i0 + kVector <= p.inner) {
       // A whole vector: 16-byte loads of every slab (rows of a slab start 16-byte aligned and
       // i0 is a multiple of 4), a 16-byte load of C and a 16-byte store of D.
@@ -167,36 +172,32 @@ split_k_reduce_kernel(const SplitKReduceParams<ElementD> p) {
         x[4 * q + 2] = p.alpha * sum[q].z;
         x[4 * q + 3] = p.alpha * sum[q].w;
       }
-      if (src_c != nullptr) {
-        const uint4 raw = *reinterpret_cast<const uint4*>(src_c);
-        const ElementD* cv = reinterpret_cast<const ElementD*>(&raw);
-        TILEPIPE_UNROLL
-        for (int e = 0; e < kVector; ++e) x[e] += p.beta * to_float(cv[e]);
-      }
-      uint4 out;
-      ElementD* ov = reinterpret_cast<ElementD*>(&out);
-      TILEPIPE_UNROLL
-      for (int e = 0; e < kVector; ++e) ov[e] = from_float<ElementD>(x[e]);
-      *reinterpret_cast<uint4*>(dst) = out;
+      if (src_c != nullptr)
+        store_output_vector<ElementD, kRowMajor, true>(x, dst, src_c, p.beta, p.op, row, col);
+      else
+        store_output_vector<ElementD, kRowMajor, false>(x, dst, src_c, p.beta, p.op, row, col);
     } else {
       // The end of a line: element by element, the same arithmetic in the same order.
-      const int count = p.inner - i0;
-      for (int e = 0; e < count; ++e) {
+      // (One element per store_output_elements call keeps the values in registers.)
+      for (int e = 0; e < p.inner - i0; ++e) {
         float sum = src[e];
         for (int s = 1; s < p.slices; ++s) sum += src[s * p.slice_elements + e];
-        float y = p.alpha * sum;
-        if (src_c != nullptr) y += p.beta * to_float(src_c[e]);
-        dst[e] = from_float<ElementD>(y);
+        const float x = p.alpha * sum;
+        const int r = kRowMajor ? row : row + e, c_ = kRowMajor ? col + e : col;
+        if (src_c != nullptr)
+          store_output_elements<ElementD, kRowMajor, true>(&x, 1, dst + e, src_c + e, p.beta, p.op, r, c_);
+        else
+          store_output_elements<ElementD, kRowMajor, false>(&x, 1, dst + e, src_c, p.beta, p.op, r, c_);
       }
     }
   }
 }
 
 //! Launches the reduction on `stream` for `batches` batches (at most 65535, the grid's y limit).
-template <class ElementD>
-cudaError_t launch_split_k_reduce(const SplitKReduceParams<ElementD>& p, int batches,
-                                  cudaStream_t stream) {
-  constexpr int kVector = ElementTraits<ElementD>::kChunkElements;
+template <class ElementD, class OutputOp>
+cudaError_t launch_split_k_reduce(const SplitKReduceParams<ElementD, OutputOp>& p, bool row_major,
+                                  int batches, cudaStream_t stream) {
+  constexpr int kVector = kOutputVector<ElementD>;
   const std::int64_t vectors = (std::int64_t(p.inner) + kVector - 1) / kVector * p.outer;
   // Enough blocks to cover the batch once, but no more than a few waves' worth on any GPU: the
   // loop strides over the rest.
@@ -204,8 +205,11 @@ cudaError_t launch_split_k_reduce(const SplitKReduceParams<ElementD>& p, int bat
   std::int64_t blocks = (vectors + kSplitKReduceThreads - 1) / kSplitKReduceThreads;
   if (blocks > kMaxBlocks) blocks = kMaxBlocks;
   if (blocks < 1) blocks = 1;
-  split_k_reduce_kernel<ElementD><<<dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(batches)),
-                                    kSplitKReduceThreads, 0, stream>>>(p);
+  const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(batches));
+  if (row_major)
+    split_k_reduce_kernel<ElementD, OutputOp, true><<<grid, kSplitKReduceThreads, 0, stream>>>(p);
+  else
+    split_k_reduce_kernel<ElementD, OutputOp, false><<<grid, kSplitKReduceThreads, 0, stream>>>(p);
   return cudaGetLastError();
 }
 

@@ -1,0 +1,57 @@
+#pragma once
+//! \file
+//! The last step of every epilogue: f32 values of one 16-byte vector of D, plus `beta * C`,
+//! through the output operator, converted and stored. The staged GEMM epilogue and the split-K
+//! reduction both write D through these two functions, so they cannot drift apart.
+
+#include <cstdint>
+
+#include "../detail/macros.cuh"
+#include "../numeric/element_traits.cuh"
+
+namespace tilepipe::detail {
+
+//! Elements of D in one 16-byte vector.
+template <class ElementD>
+inline constexpr int kOutputVector = ElementTraits<ElementD>::kChunkElements;
+
+//! `x` holds `alpha * acc` for the vector of D at `dst` (16-byte aligned), whose first element
+//! is `(row, col)` of D and whose elements run along D's contiguous dimension (columns when
+//! `kRowMajor`, rows otherwise). Adds `beta * C` (one 16-byte load at `c`) when `kBeta`, applies
+//! `op`, converts, and stores 16 bytes.
+template <class ElementD, bool kRowMajor, bool kBeta, class Op>
+TILEPIPE_DEVICE void store_output_vector(float (&x)[kOutputVector<ElementD>], ElementD* dst,
+                                         const ElementD* c, float beta, const Op& op, int row,
+                                         int col) {
+  constexpr int kVector = kOutputVector<ElementD>;
+  if constexpr (kBeta) {
+    const uint4 raw = *reinterpret_cast<const uint4*>(c);
+    const ElementD* cv = reinterpret_cast<const ElementD*>(&raw);
+    TILEPIPE_UNROLL
+    for (int i = 0; i < kVector; ++i) x[i] += beta * to_float(cv[i]);
+  } else {
+    (void)c;
+    (void)beta;
+  }
+  uint4 out;
+  ElementD* ov = reinterpret_cast<ElementD*>(&out);
+  TILEPIPE_UNROLL
+  for (int i = 0; i < kVector; ++i)
+    ov[i] = from_float<ElementD>(op(x[i], kRowMajor ? row : row + i, kRowMajor ? col + i : col));
+  *reinterpret_cast<uint4*>(dst) = out;
+}
+
+//! The same for the first `count` (< one vector) elements at the end of a line, one by one:
+//! neither C nor D is touched past them.
+template <class ElementD, bool kRowMajor, bool kBeta, class Op>
+TILEPIPE_DEVICE void store_output_elements(const float* x, int count, ElementD* dst,
+                                           const ElementD* c, float beta, const Op& op, int row,
+                                           int col) {
+  for (int i = 0; i < count; ++i) {
+    float v = x[i];
+    if constexpr (kBeta) v += beta * to_float(c[i]);
+    dst[i] = from_float<ElementD>(op(v, kRowMajor ? row : row + i, kRowMajor ? col + i : col));
+  }
+}
+
+}  // namespace tilepipe::detail
