@@ -118,6 +118,9 @@ function(check_sass arch base)
       count_opcodes(count distinct "${fn_ops_${i}}" "${regex}")
       if(count EQUAL 0)
         count_opcodes(count distinct "${fn_ops_${i}}" "${family}")
+        if(count EQUAL 0)
+          set(distinct "(none)")
+        endif()
         string(APPEND failures
           "  sm_${arch} SASS: ${shown} has no ${what}\n"
           "    expected an opcode matching: ${regex}\n"
