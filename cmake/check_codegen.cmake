@@ -36,7 +36,7 @@ set(REQUIRED_PTX
 # predicate and operands stripped (e.g. LDGSTS.E.BYPASS.LTC128B.128):
 #   <what, for the message>  <regex the opcode must match>  <regex for the opcodes to show on failure>
 # REQUIRED_SASS applies to every GEMM kernel of every architecture. An architecture can add
-# its own in REQUIRED_SASS_<arch> (the Hopper tier: sm_90a wants UTMALDG, HGMMA, SYNCS).
+# its own in REQUIRED_SASS_sm_<arch> (e.g. REQUIRED_SASS_sm_90a: UTMALDG, HGMMA, SYNCS).
 set(REQUIRED_SASS
   "16-byte LDGSTS (cp.async global->shared)"    "^LDGSTS(\\.[A-Z0-9_]+)*\\.128(\\.|$)"   "^LDGSTS"
   "LDSM (ldmatrix)"                              "^LDSM\\."                                "^LDSM"
