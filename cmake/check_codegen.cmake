@@ -3,12 +3,20 @@
 #
 #   cmake -DNVCC=<nvcc> -DSOURCE=<.cu> -DOUTPUT_DIR=<dir> -DARCHS="80|90"
 #         [-DINCLUDE_DIRS="a|b"] [-DEXTRA_FLAGS="f1|f2"] [-DHOST_COMPILER=<c++>]
+#         [-DCUOBJDUMP=<cuobjdump> -DNVDISASM=<nvdisasm> -DSASS_BASELINE=<file>]
 #         -P check_codegen.cmake
 #
 # (a) the PTX must match every regex in REQUIRED_PTX below;
 # (b) ptxas (-Xptxas -v) must report 0 bytes stack frame and 0 bytes spill stores and
-#     loads for every function.
-# The .ptx, .cubin and ptxas reports stay in OUTPUT_DIR.
+#     loads for every function;
+# (c) only with CUOBJDUMP and NVDISASM (scripts/install_sass_tools.sh installs them): in the
+#     SASS of the cubin, every GEMM kernel (SASS_KERNELS) has each opcode of REQUIRED_SASS,
+#     no function has one of FORBIDDEN_SASS, and the kernels of SASS_BASELINE_KERNELS keep
+#     their SASS_BASELINE_COUNTS within SASS_BASELINE_TOLERANCE percent of SASS_BASELINE.
+#     After an intended change, record the new counts by running the test with
+#     TILEPIPE_UPDATE_SASS_BASELINE=1 in the environment (an environment variable, not a
+#     cache option, so that the update mode cannot stay switched on by accident).
+# The .ptx, .cubin, ptxas reports, .sass and SASS instruction counts stay in OUTPUT_DIR.
 
 # ---- What the PTX of every architecture must contain --------------------------------
 # Three entries per requirement:
@@ -22,6 +30,40 @@ set(REQUIRED_PTX
   "mma.sync m16n8k16 (tensor cores)"
       "mma\\.sync\\.aligned\\.m16n8k16"                        "mma"
 )
+
+# ---- What the SASS must contain (needs cuobjdump) --------------------------------------
+# Three entries per requirement, matched against each instruction's opcode with its
+# predicate and operands stripped (e.g. LDGSTS.E.BYPASS.LTC128B.128):
+#   <what, for the message>  <regex the opcode must match>  <regex for the opcodes to show on failure>
+# REQUIRED_SASS applies to every GEMM kernel of every architecture. An architecture can add
+# its own in REQUIRED_SASS_sm_<arch> (e.g. REQUIRED_SASS_sm_90a: UTMALDG, HGMMA, SYNCS).
+set(REQUIRED_SASS
+  "16-byte LDGSTS (cp.async global->shared)"    "^LDGSTS(\\.[A-Z0-9_]+)*\\.128(\\.|$)"   "^LDGSTS"
+  "LDSM (ldmatrix)"                              "^LDSM\\."                                "^LDSM"
+  "HMMA.16816.F32 (mma.sync m16n8k16, f32 accumulate)"  "^HMMA\\.16816\\.F32"             "^HMMA"
+)
+# Same form; no function at all may contain these.
+set(FORBIDDEN_SASS
+  "local memory (LDL/STL: spills or an array on the stack)"  "^(LDL|STL)(\\.|$)"  "^(LDL|STL)"
+)
+# Which functions are GEMM kernels: a regex on the mangled name. Loose on purpose, so that
+# renaming a kernel in test/codegen/codegen_kernel.cu keeps it checked.
+set(SASS_KERNELS "[Gg][Ee][Mm][Mm]|[Cc][Oo][Dd][Ee][Gg][Ee][Nn]")
+# Opcode counts written to <stem>.sm_<arch>.sass_counts.txt for each kernel: <name> <regex>.
+set(SASS_COUNTS
+  LDGSTS "^LDGSTS"
+  LDSM   "^LDSM"
+  HMMA   "^HMMA"
+  BAR    "^BAR(\\.|$)"
+)
+# Kernels whose counts are compared with SASS_BASELINE: <label in the file> <regex on the
+# demangled name (c++filt) that picks exactly one kernel>. The label stays when a kernel is
+# renamed; only the regex here needs to follow.
+set(SASS_BASELINE_KERNELS
+  "default_f16_tn"  "MultistageMainloop<__half, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)1, [^>]*, 4>.*StagedEpilogue<__half,"
+)
+set(SASS_BASELINE_COUNTS LDGSTS LDSM HMMA)
+set(SASS_BASELINE_TOLERANCE 5)  # percent
 
 # ---- Arguments ------------------------------------------------------------------------
 foreach(var IN ITEMS NVCC SOURCE OUTPUT_DIR ARCHS)
@@ -85,6 +127,9 @@ function(run_nvcc arch what output report_var)
   set(${report_var} "${log}" PARENT_SCOPE)
 endfunction()
 
+# ---- (c) SASS: tool lookup and the checks (in their own file) -------------------------------
+include("${CMAKE_CURRENT_LIST_DIR}/check_sass.cmake")
+
 foreach(arch IN LISTS ARCHS)
   set(base "${OUTPUT_DIR}/${stem}.sm_${arch}")
 
@@ -140,10 +185,26 @@ foreach(arch IN LISTS ARCHS)
   else()
     message(STATUS "sm_${arch} ptxas: ${functions} function(s) checked for stack frames and spills\n${usage}")
   endif()
+
+  # ---- (c) SASS of the same cubin -------------------------------------------------------------
+  if(sass_tools)
+    execute_process(COMMAND "${CUOBJDUMP}" --dump-sass "${base}.cubin"
+      RESULT_VARIABLE rc OUTPUT_FILE "${base}.sass" ERROR_VARIABLE log)
+    if(rc EQUAL 0)
+      check_sass(${arch} "${base}")
+    else()
+      string(APPEND failures
+        "  sm_${arch} SASS: ${CUOBJDUMP} --dump-sass ${base}.cubin failed (exit ${rc}):\n${log}\n")
+    endif()
+  endif()
 endforeach()
 
 if(failures)
   message(FATAL_ERROR "codegen check of ${SOURCE} FAILED:\n${failures}")
 endif()
 list(JOIN ARCHS ", sm_" archs)
-message(STATUS "codegen check of ${stem} passed for sm_${archs}")
+if(sass_tools)
+  message(STATUS "codegen check of ${stem} passed for sm_${archs}")
+else()
+  message(STATUS "codegen check of ${stem} passed for sm_${archs} (PTX and ptxas only: SASS skipped)")
+endif()
