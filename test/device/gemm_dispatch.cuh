@@ -143,8 +143,8 @@ void add_layouts(std::vector<GemmConfig>& out) {
 }
 
 // The configurations of each input type (both of its output types, which share split-K's partial
-// kernels), each compiled in a translation unit of its own (test_gemm_random.part_*.cu) so that
-// the build runs them in parallel.
+// kernels), each compiled in a translation unit of its own (gemm_dispatch_*.cu, the library
+// tilepipe_gemm_dispatch) so that the build runs them in parallel.
 void add_configs_f16(std::vector<GemmConfig>& out);   // f16 -> f16, f16 -> f32, then fused
 void add_configs_bf16(std::vector<GemmConfig>& out);  // bf16 -> bf16, bf16 -> f32, then fused
 
@@ -161,5 +161,52 @@ inline const std::vector<GemmConfig>& all_configs() {
   }();
   return configs;
 }
+
+//! The index in all_configs() of the Identity configuration of `ab` -> `d`, layouts `la` and
+//! `lb`, `stages` stages; -1 if there is none.
+inline int find_config(DType ab, DType d, tilepipe::Layout la, tilepipe::Layout lb, int stages) {
+  const auto& configs = all_configs();
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    const GemmConfig& c = configs[i];
+    if (c.ab == ab && c.d == d && c.la == la && c.lb == lb && c.stages == stages && !c.fused)
+      return static_cast<int>(i);
+  }
+  return -1;
+}
+
+//! A configuration of the table behind GemmMultistage's interface (Arguments, run,
+//! workspace_size, the layouts), so that a typed test harness can run it without instantiating
+//! the kernel again. Split-K is not offered (args.split_k must be 1).
+template <class AB, class D, tilepipe::Layout LA, tilepipe::Layout LB, int Stages>
+struct DispatchedGemm {
+  using Arguments = tilepipe::GemmArguments<AB, D>;
+  struct Policy {
+    static constexpr int kStages = Stages;
+  };
+  static constexpr tilepipe::Layout kLayoutA = LA;
+  static constexpr tilepipe::Layout kLayoutB = LB;
+  static constexpr bool kSplitK = false;
+
+  static const GemmConfig& config() {
+    static const int index = find_config(dtype_of<AB>(), dtype_of<D>(), LA, LB, Stages);
+    return all_configs().at(static_cast<std::size_t>(index));
+  }
+  static ErasedArgs erase(const Arguments& a) {
+    ErasedArgs e;
+    e.m = a.m; e.n = a.n; e.k = a.k;
+    e.a = a.a; e.b = a.b; e.c = a.c; e.d = a.d;
+    e.lda = a.lda; e.ldb = a.ldb; e.ldc = a.ldc; e.ldd = a.ldd;
+    e.alpha = a.alpha; e.beta = a.beta; e.layout_cd = a.layout_cd;
+    e.batch_count = a.batch_count;
+    e.batch_stride_a = a.batch_stride_a; e.batch_stride_b = a.batch_stride_b;
+    e.batch_stride_c = a.batch_stride_c; e.batch_stride_d = a.batch_stride_d;
+    e.split_k = a.split_k; e.workspace = a.workspace; e.workspace_bytes = a.workspace_bytes;
+    return e;
+  }
+  static tilepipe::Status run(const Arguments& a, cudaStream_t stream = nullptr) {
+    return config().run(erase(a), stream);
+  }
+  static std::size_t workspace_size(const Arguments& a) { return config().workspace_size(erase(a)); }
+};
 
 }  // namespace tptest

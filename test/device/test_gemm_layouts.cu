@@ -1,9 +1,11 @@
 // GemmMultistage on every combination of A, B and C/D layouts, both input types and Stages 2..5,
 // over shapes with partial tiles on every edge, exact against the CPU (small integers), with
-// guard bands around D.
+// guard bands around D. The kernels are the randomized test's (gemm_dispatch.cuh, compiled once
+// in tilepipe_gemm_dispatch), run through the same typed harness as the other GEMM tests.
 
 #include <gtest/gtest.h>
 
+#include "gemm_dispatch.cuh"
 #include "gemm_test_util.cuh"
 
 namespace {
@@ -21,7 +23,9 @@ const GemmCase kShapes[] = {
 
 template <class T, Layout LA, Layout LB, int Stages>
 void run_shapes(std::uint32_t seed) {
-  using Gemm = tilepipe::GemmMultistage<T, T, LA, LB, Stages>;
+  using Gemm = tptest::DispatchedGemm<T, T, LA, LB, Stages>;
+  ASSERT_GE(tptest::find_config(tptest::dtype_of<T>(), tptest::dtype_of<T>(), LA, LB, Stages), 0)
+      << "gemm_dispatch.cuh has no such configuration";
   for (const GemmCase& shape : kShapes)
     for (Layout lcd : {Layout::kRowMajor, Layout::kColumnMajor}) {
       GemmCase gc = shape;

@@ -1,4 +1,4 @@
-// GemmMultistage instantiations of the randomized test with __half inputs (gemm_dispatch.cuh).
+// The GemmMultistage instantiations of gemm_dispatch.cuh with __half inputs.
 
 #include "gemm_dispatch.cuh"
 

@@ -1,4 +1,4 @@
-// GemmMultistage instantiations of the randomized test with __nv_bfloat16 inputs (gemm_dispatch.cuh).
+// The GemmMultistage instantiations of gemm_dispatch.cuh with __nv_bfloat16 inputs.
 
 #include "gemm_dispatch.cuh"
 
