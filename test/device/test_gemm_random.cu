@@ -381,6 +381,7 @@ struct Prepared {
   Problem p;
   ErasedArgs args;
   std::unique_ptr<tptest::DeviceBuffer<unsigned char>> a, b, c, d, workspace;
+  std::unique_ptr<tptest::DeviceBuffer<float>> scale, bias;  // a fused configuration's vectors
 };
 
 std::unique_ptr<Prepared> prepare(const Problem& p) {
@@ -408,6 +409,15 @@ std::unique_ptr<Prepared> prepare(const Problem& p) {
   e.lda = lda; e.ldb = ldb; e.ldc = ldcd; e.ldd = ldcd;
   e.alpha = p.alpha; e.beta = p.beta; e.layout_cd = p.layout_cd;
   e.split_k = p.split_k;
+  if (cfg.fused) {  // FusedOp's scales and biases, random like the other inputs
+    out->scale = std::make_unique<tptest::DeviceBuffer<float>>(p.m);
+    out->bias = std::make_unique<tptest::DeviceBuffer<float>>(p.n);
+    if (tptest::fill(DType::kF32, out->scale->get(), p.m, p.data_seed + 3) != cudaSuccess ||
+        tptest::fill(DType::kF32, out->bias->get(), p.n, p.data_seed + 4) != cudaSuccess)
+      return nullptr;
+    e.scale_row = out->scale->get();
+    e.bias_col = out->bias->get();
+  }
   out->workspace = make_workspace(cfg, e);
   if (!out->workspace) return nullptr;
   return out;
@@ -431,7 +441,7 @@ TEST(GemmRandom, Deterministic) {
     auto pr = prepare(p);
     ASSERT_TRUE(pr) << "setup failed";
     const GemmConfig& cfg = tptest::all_configs()[p.config];
-    ASSERT_TRUE(cfg.run(pr->args, nullptr).ok());
+    ASSERT_TRUE(cfg.run(pr->args, nullptr).ok()) << cfg.run(pr->args, nullptr).message();
     TP_CUDA_ASSERT(cudaDeviceSynchronize());
     const std::vector<unsigned char> first = read_d(*pr);
     for (int rep = 0; rep < 4; ++rep) {
@@ -488,7 +498,7 @@ TEST(GemmRandom, SplitKDeterministic) {
     ASSERT_TRUE(pr) << "setup failed";
     ASSERT_GT(pr->args.workspace_bytes, 0u) << p.describe();
     const GemmConfig& cfg = tptest::all_configs()[p.config];
-    ASSERT_TRUE(cfg.run(pr->args, nullptr).ok());
+    ASSERT_TRUE(cfg.run(pr->args, nullptr).ok()) << cfg.run(pr->args, nullptr).message();
     TP_CUDA_ASSERT(cudaDeviceSynchronize());
     const std::vector<unsigned char> first = read_d(*pr);
     for (int rep = 0; rep < 2; ++rep) {
