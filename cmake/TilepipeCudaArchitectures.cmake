@@ -9,7 +9,7 @@
 # or the CUDAARCHS environment variable (which CMake reads itself) wins.
 macro(tilepipe_default_cuda_architectures)
   if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES AND "$ENV{CUDAARCHS}" STREQUAL "")
-    set(CMAKE_CUDA_ARCHITECTURES "80;90" CACHE STRING
+    set(CMAKE_CUDA_ARCHITECTURES "80;90a" CACHE STRING
       "CUDA architectures to build for (tilepipe needs 80 or newer; 'native' is allowed)")
   endif()
 endmacro()
@@ -21,7 +21,7 @@ endmacro()
 # sm_75), and anything below 80.
 function(tilepipe_check_cuda_architectures severity)
   set(archs "${CMAKE_CUDA_ARCHITECTURES}")
-  set(hint "Configure with, for example, -DCMAKE_CUDA_ARCHITECTURES=\"80;90\" or -DCMAKE_CUDA_ARCHITECTURES=native.")
+  set(hint "Configure with, for example, -DCMAKE_CUDA_ARCHITECTURES=\"80;90a\" or -DCMAKE_CUDA_ARCHITECTURES=native.")
   if(archs STREQUAL "" OR archs MATCHES "^(OFF|FALSE|NO|0)$")
     message(${severity} "tilepipe needs CUDA architecture sm_80 or newer, but CMAKE_CUDA_ARCHITECTURES is '${archs}', which leaves the choice to nvcc (sm_75 for CUDA 13). ${hint}")
     return()

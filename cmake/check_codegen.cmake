@@ -1,18 +1,21 @@
 # Codegen check: compiles test/codegen/codegen_kernel.cu with nvcc for each requested
 # architecture and checks what the compiler made of tilepipe's collectives. No GPU needed.
 #
-#   cmake -DNVCC=<nvcc> -DSOURCE=<.cu> -DOUTPUT_DIR=<dir> -DARCHS="80|90"
+#   cmake -DNVCC=<nvcc> -DSOURCE=<.cu> -DOUTPUT_DIR=<dir> -DARCHS="80|90a"
 #         [-DINCLUDE_DIRS="a|b"] [-DEXTRA_FLAGS="f1|f2"] [-DHOST_COMPILER=<c++>]
 #         [-DCUOBJDUMP=<cuobjdump> -DNVDISASM=<nvdisasm> -DSASS_BASELINE=<file>]
 #         -P check_codegen.cmake
 #
-# (a) the PTX must match every regex in REQUIRED_PTX below;
+# (a) the PTX must match every regex in REQUIRED_PTX below (and REQUIRED_PTX_sm_<arch>);
 # (b) ptxas (-Xptxas -v) must report 0 bytes stack frame and 0 bytes spill stores and
-#     loads for every function;
+#     loads for every function, and no warning (C7510: wgmma serialized; C7508: setmaxnreg
+#     ignored);
 # (c) only with CUOBJDUMP and NVDISASM (scripts/install_sass_tools.sh installs them): in the
-#     SASS of the cubin, every GEMM kernel (SASS_KERNELS) has each opcode of REQUIRED_SASS,
+#     SASS of the cubin, every Ampere-tier GEMM kernel (SASS_KERNELS but not
+#     SASS_HOPPER_KERNELS) has each opcode of REQUIRED_SASS, every Hopper-tier kernel of an
+#     sm_90a cubin each of REQUIRED_SASS_HOPPER (elsewhere the Hopper kernels are empty),
 #     no function has one of FORBIDDEN_SASS, and the kernels of SASS_BASELINE_KERNELS keep
-#     their SASS_BASELINE_COUNTS within SASS_BASELINE_TOLERANCE percent of SASS_BASELINE.
+#     their counts within SASS_BASELINE_TOLERANCE percent of SASS_BASELINE.
 #     After an intended change, record the new counts by running the test with
 #     TILEPIPE_UPDATE_SASS_BASELINE=1 in the environment (an environment variable, not a
 #     cache option, so that the update mode cannot stay switched on by accident).
@@ -30,17 +33,34 @@ set(REQUIRED_PTX
   "mma.sync m16n8k16 (tensor cores)"
       "mma\\.sync\\.aligned\\.m16n8k16"                        "mma"
 )
+# The Hopper tier, in the sm_90a PTX only.
+set(REQUIRED_PTX_sm_90a
+  "TMA tile copies completing on an mbarrier"
+      "cp\\.async\\.bulk\\.tensor\\.3d[^\n]*mbarrier::complete_tx::bytes"  "cp\\.async\\.bulk"
+  "parity waits on mbarriers"
+      "mbarrier\\.try_wait\\.parity"                           "mbarrier"
+  "wgmma.mma_async m64nNk16 (warpgroup MMA)"
+      "wgmma\\.mma_async\\.sync\\.aligned\\.m64n[0-9]+k16\\.f32"   "wgmma"
+  "setmaxnreg (register rebalancing between producer and consumers)"
+      "setmaxnreg\\.(inc|dec)"                                   "setmaxnreg"
+)
 
 # ---- What the SASS must contain (needs cuobjdump) --------------------------------------
 # Three entries per requirement, matched against each instruction's opcode with its
 # predicate and operands stripped (e.g. LDGSTS.E.BYPASS.LTC128B.128):
 #   <what, for the message>  <regex the opcode must match>  <regex for the opcodes to show on failure>
-# REQUIRED_SASS applies to every GEMM kernel of every architecture. An architecture can add
-# its own in REQUIRED_SASS_sm_<arch> (e.g. REQUIRED_SASS_sm_90a: UTMALDG, HGMMA, SYNCS).
+# REQUIRED_SASS applies to every Ampere-tier GEMM kernel of every architecture,
+# REQUIRED_SASS_HOPPER to every Hopper-tier kernel of an sm_90a cubin.
 set(REQUIRED_SASS
   "16-byte LDGSTS (cp.async global->shared)"    "^LDGSTS(\\.[A-Z0-9_]+)*\\.128(\\.|$)"   "^LDGSTS"
   "LDSM (ldmatrix)"                              "^LDSM\\."                                "^LDSM"
   "HMMA.16816.F32 (mma.sync m16n8k16, f32 accumulate)"  "^HMMA\\.16816\\.F32"             "^HMMA"
+)
+set(REQUIRED_SASS_HOPPER
+  "UTMALDG (TMA tile loads)"                     "^UTMALDG"                                "^UTMA"
+  "HGMMA ...F32 (wgmma, f32 accumulate)"          "^HGMMA\\.64x[0-9]+x16\\.F32"            "^HGMMA"
+  "SYNCS parity waits (mbarrier try_wait)"        "^SYNCS\\.PHASECHK"                       "^SYNCS"
+  "USETMAXREG (setmaxnreg)"                       "^USETMAXREG"                             "^USETMAXREG"
 )
 # Same form; no function at all may contain these.
 set(FORBIDDEN_SASS
@@ -49,20 +69,26 @@ set(FORBIDDEN_SASS
 # Which functions are GEMM kernels: a regex on the mangled name. Loose on purpose, so that
 # renaming a kernel in test/codegen/codegen_kernel.cu keeps it checked.
 set(SASS_KERNELS "[Gg][Ee][Mm][Mm]|[Cc][Oo][Dd][Ee][Gg][Ee][Nn]")
+# Which of them are the Hopper tier's (mangled names).
+set(SASS_HOPPER_KERNELS "gemm_kernel_sm90|codegen_sm90")
 # Opcode counts written to <stem>.sm_<arch>.sass_counts.txt for each kernel: <name> <regex>.
 set(SASS_COUNTS
-  LDGSTS "^LDGSTS"
-  LDSM   "^LDSM"
-  HMMA   "^HMMA"
-  BAR    "^BAR(\\.|$)"
+  LDGSTS  "^LDGSTS"
+  LDSM    "^LDSM"
+  HMMA    "^HMMA"
+  BAR     "^BAR(\\.|$)"
+  UTMALDG "^UTMALDG"
+  HGMMA   "^HGMMA"
+  SYNCS   "^SYNCS"
 )
-# Kernels whose counts are compared with SASS_BASELINE: <label in the file> <regex on the
-# demangled name (c++filt) that picks exactly one kernel>. The label stays when a kernel is
-# renamed; only the regex here needs to follow.
+# Kernels whose counts are compared with SASS_BASELINE, four entries each: <label in the file>
+# <regex on the architecture (80, 90a)> <regex on the demangled name (c++filt) that picks exactly
+# one kernel> <the counts compared, comma-separated names of SASS_COUNTS>. The label stays when a
+# kernel is renamed; only the regex here needs to follow.
 set(SASS_BASELINE_KERNELS
-  "default_f16_tn"  "MultistageMainloop<__half, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)1, [^>]*, 4>.*StagedEpilogue<__half,"
+  "default_f16_tn"  "."  "MultistageMainloop<__half, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)1, [^>]*, 4>.*StagedEpilogue<__half,"  "LDGSTS,LDSM,HMMA"
+  "hopper_f16_tn"   "^90a$"  "WarpSpecializedMainloop<__half, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)1, [^>]*, 4>.*WarpgroupEpilogue<__half,"  "UTMALDG,HGMMA,SYNCS"
 )
-set(SASS_BASELINE_COUNTS LDGSTS LDSM HMMA)
 set(SASS_BASELINE_TOLERANCE 5)  # percent
 
 # ---- Arguments ------------------------------------------------------------------------
@@ -134,16 +160,19 @@ foreach(arch IN LISTS ARCHS)
   set(base "${OUTPUT_DIR}/${stem}.sm_${arch}")
 
   # ---- (a) PTX ------------------------------------------------------------------------
-  run_nvcc(${arch} "PTX" "${base}.ptx" unused -ptx -arch=sm_${arch})
+  # The -gencode form: an arch-specific target (90a) then gets exactly its own pass.
+  set(target "-gencode=arch=compute_${arch},code=sm_${arch}")
+  run_nvcc(${arch} "PTX" "${base}.ptx" unused -ptx "-arch=compute_${arch}")
   file(READ "${base}.ptx" ptx)
-  list(LENGTH REQUIRED_PTX n)
+  set(required ${REQUIRED_PTX} ${REQUIRED_PTX_sm_${arch}})
+  list(LENGTH required n)
   math(EXPR last "${n} - 1")
   foreach(i RANGE 0 ${last} 3)
     math(EXPR j "${i} + 1")
     math(EXPR k "${i} + 2")
-    list(GET REQUIRED_PTX ${i} what)
-    list(GET REQUIRED_PTX ${j} regex)
-    list(GET REQUIRED_PTX ${k} family)
+    list(GET required ${i} what)
+    list(GET required ${j} regex)
+    list(GET required ${k} family)
     if(ptx MATCHES "${regex}")
       message(STATUS "sm_${arch} PTX ok: ${what}")
     else()
@@ -157,8 +186,14 @@ foreach(arch IN LISTS ARCHS)
   endforeach()
 
   # ---- (b) ptxas report -------------------------------------------------------------------
-  run_nvcc(${arch} "a cubin" "${base}.cubin" report -cubin -arch=sm_${arch} -Xptxas -v)
+  run_nvcc(${arch} "a cubin" "${base}.cubin" report -cubin "${target}" -Xptxas -v)
   file(WRITE "${base}.ptxas.txt" "${report}")
+  # ptxas warns, and goes on, when it serializes wgmma (C7510) or ignores setmaxnreg (C7508):
+  # both cost the Hopper tier its overlap, so any warning fails the check.
+  if(report MATCHES "[Ww]arning")
+    matching_lines(shown "${report}" "[Ww]arning" 12)
+    string(APPEND failures "  sm_${arch} ptxas warned:\n${shown}")
+  endif()
   string(REPLACE ";" "," report_text "${report}")  # ';' would split the list of lines
   string(REPLACE "\n" ";" report_lines "${report_text}")
   set(function "")

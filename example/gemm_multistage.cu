@@ -140,8 +140,8 @@ int run(const Options& o, const cudaDeviceProp& prop) {
     }
   const double rel = ref2 > 0 ? std::sqrt(err2 / ref2) : std::sqrt(err2);
   const double tflops = 2.0 * m * n * k / (median_ms * 1e-3) / 1e12;
-  std::printf("GemmMultistage<Stages=4> %s %s %dx%dx%d on %s\n", o.dtype.c_str(), o.layout.c_str(), m,
-              n, k, prop.name);
+  std::printf("GemmMultistage<Stages=4> %s %s %dx%dx%d on %s, %s tier\n", o.dtype.c_str(),
+              o.layout.c_str(), m, n, k, prop.name, tilepipe::to_string(Gemm::tier(args)));
   std::printf("  vs cuBLAS: relative error %.3e, max |error| %.3e, %lld elements outside the bound\n",
               rel, max_err, bad);
   std::printf("  time: median %.3f ms of %d runs = %.1f TFLOP/s\n", median_ms, int(ms.size()), tflops);

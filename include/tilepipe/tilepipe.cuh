@@ -1,7 +1,9 @@
 #pragma once
 //! \file
-//! Umbrella header: every public tilepipe collective, and the complete GEMMs built from them
-//! (GemmMultistage, and GemmAuto, which chooses a configuration and split-K per problem).
+//! Umbrella header: every public tilepipe collective of both tiers (Ampere: cp.async, ldmatrix,
+//! mma.sync; Hopper: TMA, mbarriers, wgmma), and the complete GEMMs built from them
+//! (GemmMultistage, which takes the Hopper tier where it can; GemmSm90, the Hopper tier alone;
+//! GemmAuto, which chooses a configuration and split-K per problem).
 
 #include "version.cuh"
 
@@ -9,34 +11,47 @@
 
 #include "arch/cp_async.cuh"
 #include "arch/ldmatrix.cuh"
+#include "arch/mbarrier.cuh"
 #include "arch/mma.cuh"
+#include "arch/tma.cuh"
+#include "arch/wgmma.cuh"
 
 #include "layout/ldmatrix_map.cuh"
 #include "layout/matrix_view.cuh"
+#include "layout/pipeline_state.cuh"
 #include "layout/stage_index.cuh"
 #include "layout/swizzled_tile.cuh"
 #include "layout/thread_map.cuh"
+#include "layout/tile_scheduler.cuh"
 #include "layout/tile_shape.cuh"
+#include "layout/wgmma_descriptor.cuh"
 
 #include "block/async_tile_loader.cuh"
+#include "block/mbarrier_ring.cuh"
 #include "block/smem_ring_buffer.cuh"
 #include "block/smem_tile.cuh"
+#include "block/tma_tile_loader.cuh"
 
 #include "warp/fragment_loader.cuh"
 #include "warp/fragments.cuh"
 #include "warp/warp_mma.cuh"
+#include "warp/warpgroup_mma.cuh"
 
 #include "epilogue/output_ops.cuh"
 #include "epilogue/output_store.cuh"
 #include "epilogue/staged_epilogue.cuh"
+#include "epilogue/warpgroup_epilogue.cuh"
 
 #include "mainloop/gemm_policy.cuh"
 #include "mainloop/multistage_mainloop.cuh"
+#include "mainloop/warp_specialized_mainloop.cuh"
 
 #include "gemm/arguments.cuh"
 #include "gemm/default_policy.cuh"
 #include "gemm/gemm_heuristic.cuh"
 #include "gemm/kernel.cuh"
 #include "gemm/gemm_multistage.cuh"
+#include "gemm/gemm_sm90.cuh"
+#include "gemm/kernel_sm90.cuh"
 #include "gemm/split_k.cuh"
 #include "status.cuh"

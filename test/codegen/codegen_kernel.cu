@@ -1,6 +1,7 @@
 // Kernels built only from tilepipe's collectives, compiled (never run) by the codegen test: the
-// PTX must contain 16-byte cp.async.cg, ldmatrix and mma.sync, and ptxas must report no spills
-// and no stack frame for any of them.
+// PTX must contain 16-byte cp.async.cg, ldmatrix and mma.sync (and, for sm_90a, the Hopper tier's
+// TMA copies, mbarrier parity waits, wgmma and setmaxnreg), and ptxas must report no spills, no
+// stack frame and no warning for any of them.
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -59,3 +60,11 @@ using DeepTT = tilepipe::GemmMultistage<__nv_bfloat16, __nv_bfloat16, tilepipe::
 template __global__ void tilepipe::gemm_kernel<DefaultTN::Kernel>(DefaultTN::Params);
 template __global__ void tilepipe::gemm_kernel<WideNT::Kernel>(WideNT::Params);
 template __global__ void tilepipe::gemm_kernel<DeepTT::Kernel>(DeepTT::Params);
+
+// The Hopper tier's kernels (empty outside sm_90a): the default GEMM's, and an M/N-major bf16
+// one with the 128 x 128 tile of five stages.
+using DefaultHopperTN = DefaultTN::HopperGemm;
+using HopperNN = tilepipe::GemmSm90<__nv_bfloat16, float, tilepipe::Layout::kColumnMajor,
+                                    tilepipe::Layout::kRowMajor, 5>;
+template __global__ void tilepipe::gemm_kernel_sm90<DefaultHopperTN::Kernel>(const __grid_constant__ DefaultHopperTN::Params);
+template __global__ void tilepipe::gemm_kernel_sm90<HopperNN::Kernel>(const __grid_constant__ HopperNN::Params);

@@ -8,6 +8,7 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -36,6 +37,8 @@ struct ErasedArgs {
   // The fused configurations' output operator (FusedOp): M scales, N biases.
   const float* scale_row = nullptr;
   const float* bias_col = nullptr;
+  // The tier to run on (GemmMultistage::run_on); without one, the GEMM picks (run).
+  std::optional<tilepipe::GemmTier> tier;
 };
 
 // The output operator of the fused configurations: relu(scale[row] * v + bias[col]).
@@ -88,7 +91,8 @@ template <class AB, class D, tilepipe::Layout LA, tilepipe::Layout LB, int Stage
           class Op = tilepipe::Identity>
 tilepipe::Status run_erased(const ErasedArgs& e, cudaStream_t stream) {
   using Gemm = ErasedGemm<AB, D, LA, LB, Stages, SplitK, Op>;
-  return Gemm::run(typed_args<Gemm, AB, D>(e), stream);
+  const auto args = typed_args<Gemm, AB, D>(e);
+  return e.tier ? Gemm::run_on(*e.tier, args, stream) : Gemm::run(args, stream);
 }
 
 template <class AB, class D, tilepipe::Layout LA, tilepipe::Layout LB, int Stages, bool SplitK,

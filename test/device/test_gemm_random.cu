@@ -13,6 +13,8 @@
 // TILEPIPE_FUZZ_MAX_DIM caps M, N and K (scripts/gpu_check.sh sets it under compute-sanitizer).
 // A few configurations fuse an output operator (relu(scale[row] * v + bias[col]), one of them
 // with split-K); their problems draw random scales and biases, and the reference applies them.
+// On a device that runs the Hopper tier, about half of the problems without split-K run on it
+// (GemmMultistage::run_on) and the rest on the Ampere tier; the summary counts both.
 
 #include <cublas_v2.h>
 #include <gtest/gtest.h>
@@ -40,6 +42,13 @@ using tptest::DType;
 using tptest::ErasedArgs;
 using tptest::GemmConfig;
 
+// Whether the current device runs the Hopper tier (an sm_90 GPU, and this program's sm_90a code).
+bool hopper_tier_available() {
+  static const bool yes =
+      tilepipe::GemmSm90<__half, __half, Layout::kRowMajor, Layout::kColumnMajor>::available();
+  return yes;
+}
+
 std::uint64_t env_u64(const char* name, std::uint64_t fallback) {
   const char* v = std::getenv(name);
   if (v == nullptr || *v == '\0') return fallback;
@@ -64,6 +73,7 @@ struct Problem {
   float alpha, beta;
   std::uint64_t data_seed;
   int split_k;  // 1 unless the configuration has split-K
+  bool hopper;  // run on the Hopper tier (where the device has it; split-K runs on the Ampere tier)
 
   std::string describe() const {
     std::ostringstream s;
@@ -72,6 +82,7 @@ struct Problem {
       << (layout_cd == Layout::kRowMajor ? "row" : "col") << ", pads " << pad_a << "/" << pad_b
       << "/" << pad_c << "/" << pad_d << ", alpha " << alpha << ", beta " << beta;
     if (split_k > 1) s << ", split_k " << split_k;
+    s << ", " << (hopper ? "Hopper" : "Ampere") << " tier";
     return s.str();
   }
 };
@@ -112,11 +123,15 @@ Problem draw_problem(std::uint64_t seed, std::uint64_t index) {
     const int splits[] = {2, 3, 5, 8};
     p.split_k = splits[pick(4)];
   }
+  // Each tier gets about half of the problems it can run (the Hopper tier: those without split-K,
+  // on a device that runs sm_90a code).
+  p.hopper = pick(2) == 0 && p.split_k == 1 && hopper_tier_available();
   return p;
 }
 
 struct Stats {
   long long problems = 0, cpu_refs = 0, cublas_refs = 0, elements = 0, guard_elements = 0;
+  long long hopper_problems = 0;   // run on the Hopper tier (the rest on the Ampere tier)
   long long split_k_problems = 0;  // run with more than one K slice
   double worst_ratio = 0;  // largest |error| / bound seen
 };
@@ -205,11 +220,13 @@ std::string check_problem(const Problem& p, cublasHandle_t handle, Stats& stats)
   }
   const auto workspace = make_workspace(cfg, args);
   if (!workspace) return "cudaMalloc failed (workspace)";
+  args.tier = p.hopper ? tilepipe::GemmTier::kHopper : tilepipe::GemmTier::kAmpere;
   const tilepipe::Status status = cfg.run(args, nullptr);
   if (!status) return "run refused a valid problem: " + status.message();
   e = cudaDeviceSynchronize();
   if (e != cudaSuccess) return cuda_fail("kernel", e);
   if (args.workspace_bytes > 0) ++stats.split_k_problems;
+  if (p.hopper) ++stats.hopper_problems;
   if (!workspace_guards_intact(*workspace)) return "the split-K workspace's guard bands were written";
 
   // Reference alpha * A * B and the magnitude |alpha| * |A| * |B| (for the bound), column-major
@@ -364,10 +381,12 @@ TEST(GemmRandom, Differential) {
   }
   cublasDestroy(handle);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("[fuzz] %lld problems (%lld vs CPU double, %lld vs cuBLAS, %lld with split-K), %lld "
+  std::printf("[fuzz] %lld problems (%lld on the Hopper tier, %lld on the Ampere tier; %lld vs CPU "
+              "double, %lld vs cuBLAS, %lld with split-K), %lld "
               "elements and %lld guard elements checked, %lld failures, worst |error|/bound %.3g, "
               "%.1f s, seed %llu\n",
-              stats.problems, stats.cpu_refs, stats.cublas_refs, stats.split_k_problems, stats.elements,
+              stats.problems, stats.hopper_problems, stats.problems - stats.hopper_problems,
+              stats.cpu_refs, stats.cublas_refs, stats.split_k_problems, stats.elements,
               stats.guard_elements, failures, stats.worst_ratio, secs, static_cast<unsigned long long>(seed));
   EXPECT_EQ(failures, 0) << "seed " << seed;
   if (!only) EXPECT_EQ(stats.problems, static_cast<long long>(count));

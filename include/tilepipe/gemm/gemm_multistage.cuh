@@ -1,15 +1,18 @@
 #pragma once
 //! \file
-//! GemmMultistage: the provided GEMM, `D = op(alpha * A * B + beta * C)` on tensor cores
-//! (mma.sync), and its host launcher. The parts live next door: the arguments and their checks
-//! (arguments.cuh), the kernel (kernel.cuh), split-K (split_k.cuh), the default tile
-//! (default_policy.cuh).
+//! GemmMultistage: the provided GEMM, `D = op(alpha * A * B + beta * C)` on tensor cores, and its
+//! host launcher. It has two tiers: the Ampere tier (cp.async, ldmatrix, mma.sync; any sm_80+
+//! GPU) and, with the default tile on an sm_90 GPU in a build for `90a`, the Hopper tier (TMA,
+//! mbarriers, wgmma: gemm_sm90.cuh). The parts live next door: the arguments and their checks
+//! (arguments.cuh), the kernels (kernel.cuh, kernel_sm90.cuh), split-K (split_k.cuh), the default
+//! tile (default_policy.cuh).
 
 #include <cuda_runtime.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "../epilogue/output_ops.cuh"
 #include "../epilogue/staged_epilogue.cuh"
@@ -18,10 +21,19 @@
 #include "../status.cuh"
 #include "arguments.cuh"
 #include "default_policy.cuh"
+#include "gemm_sm90.cuh"
 #include "kernel.cuh"
 #include "split_k.cuh"
 
 namespace tilepipe {
+
+//! Which set of instructions a GEMM call runs on.
+enum class GemmTier {
+  kAmpere,  //!< cp.async + ldmatrix + mma.sync (MultistageMainloop, GemmKernel)
+  kHopper,  //!< TMA + mbarrier ring + wgmma (WarpSpecializedMainloop, GemmKernelSm90)
+};
+
+inline const char* to_string(GemmTier t) { return t == GemmTier::kHopper ? "hopper" : "ampere"; }
 
 //! A complete GEMM: `D = output_op(alpha * A * B + beta * C)`, batched, f32 accumulation.
 //!
@@ -52,6 +64,11 @@ namespace tilepipe {
 //! `run` launches two kernels: the partial products of the K slices, then their sum in a fixed
 //! order with the output operator. With one effective slice (`split_k == 1`, the default) it
 //! launches exactly the kernel it always has, with either value of `SplitK`.
+//!
+//! **Tiers.** With the default `Tile` and 2..6 stages, `run` takes the Hopper tier (`GemmSm90` with
+//! the same `Stages`) when the current device is an sm_90 GPU running this program's `sm_90a`
+//! code and the call does not split K; otherwise the Ampere tier. `tier(args)` says which one a
+//! call takes. A program built for plain `90` (no `a`) runs the Ampere tier on Hopper GPUs.
 template <class ElementAB, class ElementD, Layout LayoutA, Layout LayoutB, int Stages = 4,
           class OutputOp = Identity, class Tile = DefaultTileConfig<Stages>, bool SplitK = false>
 class GemmMultistage {
@@ -82,6 +99,22 @@ class GemmMultistage {
   static constexpr bool kSplitK = SplitK;
   static constexpr std::size_t kSharedBytes = Kernel::kSharedBytes;
   static constexpr int kMaxExtent = detail::GemmArgumentChecks<LayoutA, LayoutB>::kMaxExtent;
+  //! Whether this instantiation has a Hopper tier (the default tile, 2..6 stages).
+  static constexpr bool kHasHopperTier =
+      std::is_same_v<Tile, DefaultTileConfig<Stages>> && Stages >= 2 && Stages <= 6;
+  //! The Hopper tier's GEMM (`void` without one).
+  using HopperGemm = std::conditional_t<kHasHopperTier,
+                                        GemmSm90<ElementAB, ElementD, LayoutA, LayoutB, Stages, OutputOp>,
+                                        void>;
+
+  //! The tier `run(args)` takes on the current device (for arguments `can_implement` accepts).
+  static GemmTier tier(const Arguments& args) {
+    if constexpr (kHasHopperTier) {
+      typename HopperGemm::Params p{};
+      if (hopper_params(p, args)) return GemmTier::kHopper;
+    }
+    return GemmTier::kAmpere;
+  }
 
   //! Checks `args` against everything the kernel relies on (`check_arguments`) and the current
   //! device. On failure the status's message names the offending argument.
@@ -129,11 +162,57 @@ class GemmMultistage {
     return workspace_layout(args, slices.count).bytes();
   }
 
-  //! Checks the arguments and launches on `stream`. Returns the first error; launches nothing then.
+  //! Checks the arguments and launches on `stream`, on the Hopper tier where it can run them
+  //! (see `tier`), else on the Ampere tier. Returns the first error; launches nothing then.
   static Status run(const Arguments& args, cudaStream_t stream = nullptr) {
     Status s = can_implement(args);
     if (!s) return s;
     if (args.m == 0 || args.n == 0 || args.batch_count == 0) return Status::success();
+    if constexpr (kHasHopperTier) {
+      typename HopperGemm::Params p{};
+      if (hopper_params(p, args)) return HopperGemm::launch(p, stream);
+    }
+    return run_ampere(args, stream);
+  }
+
+  //! `run` on a tier of the caller's choice (to compare the tiers, or to test one): fails, with a
+  //! message saying why, where that tier cannot run `args` on the current device.
+  static Status run_on(GemmTier t, const Arguments& args, cudaStream_t stream = nullptr) {
+    Status s = can_implement(args);
+    if (!s) return s;
+    if (t == GemmTier::kHopper) {
+      if constexpr (kHasHopperTier) {
+        typename HopperGemm::Params p{};
+        s = hopper_params(p, args);
+        if (!s) return s;
+        if (args.m == 0 || args.n == 0 || args.batch_count == 0) return Status::success();
+        return HopperGemm::launch(p, stream);
+      } else {
+        return Status::error(Status::Code::kInvalidArgument,
+                             "GemmMultistage: this instantiation has no Hopper tier (it needs the "
+                             "default Tile and 2..6 stages)");
+      }
+    }
+    if (args.m == 0 || args.n == 0 || args.batch_count == 0) return Status::success();
+    return run_ampere(args, stream);
+  }
+
+ private:
+  // The Hopper tier's parameters for `args` (already accepted by can_implement), if it takes
+  // them: an sm_90a device, no split-K, and tensor maps TMA accepts. Otherwise the reason.
+  template <class HopperParams>
+  static Status hopper_params(HopperParams& p, const Arguments& args) {
+    if (split_k_slices(args).count > 1)
+      return Status::error(Status::Code::kInvalidArgument,
+                           "GemmMultistage: split_k = " + std::to_string(args.split_k) +
+                               " runs on the Ampere tier only");
+    Status s = HopperGemm::can_implement(args);
+    if (s) s = HopperGemm::make_params(p, args);
+    return s;
+  }
+
+  // The Ampere tier: split-K where asked for, else the one kernel. The arguments have been checked.
+  static Status run_ampere(const Arguments& args, cudaStream_t stream) {
     if constexpr (SplitK) {
       const SplitKSlices slices = split_k_slices(args);
       if (slices.count > 1) return run_split_k(args, slices, stream);
@@ -144,7 +223,6 @@ class GemmMultistage {
     return launch<Kernel>(p, 1, args.batch_count, "the GemmMultistage kernel launch", stream);
   }
 
- private:
   // Split-K's first kernel: the ordinary kernel over (tiles, slices, batches) with an f32
   // epilogue of its own into the workspace, shared by the GEMMs that differ only in D.
   using PartialEpilogue = StagedEpilogue<float, Policy, sizeof(typename Mainloop::SharedStorage)>;

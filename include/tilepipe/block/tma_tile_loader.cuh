@@ -1,0 +1,168 @@
+#pragma once
+//! \file
+//! TmaTileLoader: the Hopper tier's tile loader. One thread copies a k-tile of A
+//! (`TileM x TileK`) and of B (`TileK x TileN`) into one slot of the ring with TMA, both copies
+//! completing on the slot's full mbarrier (block/mbarrier_ring.cuh). The Ampere tier's
+//! AsyncTileLoader has every thread copy 16-byte chunks instead.
+//!
+//! The tensor maps are built on the host (`make_params`) from the matrices' pointers, extents,
+//! leading dimensions and batch strides, with 128-byte swizzling, so that a slot holds the
+//! layout wgmma's descriptors describe (layout/wgmma_descriptor.cuh). Each box is 64 elements
+//! (128 bytes) along the matrix's contiguous dimension:
+//! - a K-major operand (A row-major, B column-major) is one box of `TileK x rows`;
+//! - an M/N-major operand (A column-major, B row-major) is `rows / 64` boxes of `64 x TileK`,
+//!   one after the other (the descriptor's LBO steps between them).
+//! Boxes reaching past M, N or K are zero-filled by the copy engine, so residues need no code,
+//! and batches are the tensor's third dimension.
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include "../arch/tma.cuh"
+#include "../detail/macros.cuh"
+#include "../layout/tile_shape.cuh"
+#include "../status.cuh"
+
+namespace tilepipe {
+
+namespace detail {
+
+//! `cuTensorMapEncodeTiled` from the driver, found through the runtime (no link to libcuda).
+inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+  static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault,
+                                         &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess)
+      p = nullptr;
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
+  }();
+  return fn;
+}
+
+}  // namespace detail
+
+//! TMA copies of A and B k-tiles for `Element` (`__half` or `__nv_bfloat16`) operands.
+//!
+//! \tparam TileM, TileN  rows of A and columns of B per tile (multiples of 64, at most 256)
+//! \tparam TileK         k per tile: 64, one 128-byte swizzle row of 16-bit elements
+template <class Element, Layout LayoutA, Layout LayoutB, int TileM, int TileN, int TileK = 64>
+struct TmaTileLoader {
+  static_assert(std::is_same_v<Element, __half> || std::is_same_v<Element, __nv_bfloat16>,
+                "TmaTileLoader: A and B must be __half or __nv_bfloat16");
+  static_assert(TileK * sizeof(Element) == 128,
+                "TmaTileLoader: TileK must span one 128-byte swizzle row (64 16-bit elements)");
+  static_assert(TileM % 64 == 0 && TileN % 64 == 0 && TileM <= 256 && TileN <= 256,
+                "TmaTileLoader: TileM and TileN must be multiples of 64, at most 256 (a TMA box)");
+
+  static constexpr int kElementsA = TileM * TileK;
+  static constexpr int kElementsB = TileN * TileK;
+  //! Bytes one k-tile brings: what the slot's full barrier waits for.
+  static constexpr std::uint32_t kBytesPerStage = (kElementsA + kElementsB) * sizeof(Element);
+
+  //! The tensor maps, passed to the kernel as (part of) a `__grid_constant__` parameter.
+  struct Params {
+    CUtensorMap a;
+    CUtensorMap b;
+    int batched_a;  //!< 1: A's third coordinate is the batch; 0: one A for all (a 2-D tensor)
+    int batched_b;  //!< the same for B
+  };
+
+  //! Builds the tensor maps of an `m x k` A and a `k x n` B with `batches` batches. Fails with a
+  //! message naming the argument when TMA cannot address a matrix (the caller may then fall back
+  //! to the Ampere tier).
+  static Status make_params(Params& p, const Element* a, std::int64_t lda, std::int64_t batch_stride_a,
+                            const Element* b, std::int64_t ldb, std::int64_t batch_stride_b, int m,
+                            int n, int k, int batches) {
+    // A stride-0 batch (a broadcast input) or a single batch reads the same tile every time.
+    p.batched_a = batches > 1 && batch_stride_a != 0;
+    p.batched_b = batches > 1 && batch_stride_b != 0;
+    Status s = encode(p.a, "A", "lda", "batch_stride_a", a, LayoutA == Layout::kRowMajor, m, k,
+                      lda, batch_stride_a, p.batched_a ? batches : 1, TileM);
+    if (!s) return s;
+    return encode(p.b, "B", "ldb", "batch_stride_b", b, LayoutB == Layout::kColumnMajor, n, k, ldb,
+                  batch_stride_b, p.batched_b ? batches : 1, TileN);
+  }
+
+  //! Fetches both tensor maps into the TMA unit's cache (one thread, before the first copy).
+  TILEPIPE_DEVICE static void prefetch(const Params& p) {
+    arch::tma_prefetch_descriptor(&p.a);
+    arch::tma_prefetch_descriptor(&p.b);
+  }
+
+  //! Copies k-tile `k0 .. k0 + TileK` of A's rows `m0 .. m0 + TileM` to `a_slot` and of B's
+  //! columns `n0 .. n0 + TileN` to `b_slot` (both 1024-byte aligned), completing `kBytesPerStage`
+  //! bytes on `full`. Called by one thread, after `full` was armed with those bytes.
+  TILEPIPE_DEVICE static void load(const Params& p, Element* a_slot, Element* b_slot,
+                                   std::uint64_t* full, int k0, int m0, int n0, int batch) {
+    load_operand<LayoutA == Layout::kRowMajor, TileM>(&p.a, a_slot, full, k0, m0, batch * p.batched_a);
+    load_operand<LayoutB == Layout::kColumnMajor, TileN>(&p.b, b_slot, full, k0, n0, batch * p.batched_b);
+  }
+
+ private:
+  template <bool kKMajor, int kRows>
+  TILEPIPE_DEVICE static void load_operand(const CUtensorMap* map, Element* slot,
+                                           std::uint64_t* full, int k0, int r0, int batch) {
+    if constexpr (kKMajor) {
+      arch::tma_load(slot, map, full, k0, r0, batch);
+    } else {
+      TILEPIPE_UNROLL
+      for (int j = 0; j < kRows / 64; ++j)
+        arch::tma_load(slot + j * 64 * TileK, map, full, r0 + 64 * j, k0, batch);
+    }
+  }
+
+  // One operand of `rows x k` (M or N by K) as a 3-D tensor (contiguous dimension, the other,
+  // batch); `batches` is 1 for an operand shared by every batch. `k_major`: K is contiguous.
+  static Status encode(CUtensorMap& map, const char* name, const char* ld_name,
+                       const char* stride_name, const Element* ptr, bool k_major, int rows, int k,
+                       std::int64_t ld, std::int64_t batch_stride, int batches, int tile_rows) {
+    const auto fn = detail::tensor_map_encoder();
+    if (fn == nullptr)
+      return Status::error(Status::Code::kCudaError,
+                           "TmaTileLoader: the driver has no cuTensorMapEncodeTiled (CUDA 12.0+)");
+    constexpr std::int64_t kMaxStride = std::int64_t(1) << 40;  // TMA's limit, in bytes
+    const std::int64_t e = sizeof(Element);
+    if (ld * e >= kMaxStride)
+      return invalid(std::string(ld_name) + " = " + std::to_string(ld) +
+                     " exceeds TMA's largest stride (2^40 bytes) for " + name);
+    const bool batched = batches > 1;
+    if (batched && batch_stride * e >= kMaxStride)
+      return invalid(std::string(stride_name) + " = " + std::to_string(batch_stride) +
+                     " exceeds TMA's largest stride (2^40 bytes)");
+    // Extents: at least 1 (a K of 0 loads nothing, but the map must still be valid).
+    const cuuint64_t inner = static_cast<cuuint64_t>(k_major ? (k > 0 ? k : 1) : rows);
+    const cuuint64_t outer = static_cast<cuuint64_t>(k_major ? rows : (k > 0 ? k : 1));
+    const cuuint64_t dims[3] = {inner, outer, static_cast<cuuint64_t>(batched ? batches : 1)};
+    const cuuint64_t strides[2] = {static_cast<cuuint64_t>(ld * e),
+                                   static_cast<cuuint64_t>(batched ? batch_stride * e : ld * e)};
+    const cuuint32_t box[3] = {64, static_cast<cuuint32_t>(k_major ? tile_rows : TileK), 1};
+    const cuuint32_t element_strides[3] = {1, 1, 1};
+    const CUresult r =
+        fn(&map,
+           std::is_same_v<Element, __half> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                           : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+           3, const_cast<Element*>(ptr), dims, strides, box, element_strides,
+           CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+           CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS)
+      return invalid(std::string("cuTensorMapEncodeTiled refused ") + name + " (error " +
+                     std::to_string(static_cast<int>(r)) + "; " + ld_name + " = " +
+                     std::to_string(ld) + ", " + stride_name + " = " + std::to_string(batch_stride) + ")");
+    return Status::success();
+  }
+
+  static Status invalid(const std::string& msg) {
+    return Status::error(Status::Code::kInvalidArgument, "TmaTileLoader: " + msg);
+  }
+};
+
+}  // namespace tilepipe

@@ -1,0 +1,178 @@
+#pragma once
+//! \file
+//! GemmSm90: the Hopper tier as a complete GEMM (TMA, an mbarrier ring, wgmma, a persistent
+//! warp-specialized kernel), with the same arguments as GemmMultistage. GemmMultistage runs it by
+//! itself where it can (on an sm_90 GPU, in a program built for `90a`); instantiate it directly
+//! to use the Hopper tier or nothing.
+
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <cstddef>
+#include <string>
+#include <type_traits>
+
+#include "../epilogue/output_ops.cuh"
+#include "../epilogue/warpgroup_epilogue.cuh"
+#include "../layout/tile_raster.cuh"
+#include "../mainloop/warp_specialized_mainloop.cuh"
+#include "../numeric/element_traits.cuh"
+#include "../status.cuh"
+#include "arguments.cuh"
+#include "kernel_sm90.cuh"
+
+namespace tilepipe {
+
+namespace detail {
+
+//! Whether device `device` is an sm_90 GPU that runs this program's `sm_90a` code (see
+//! `sm90a_probe_kernel`). Asked once per device, then remembered.
+inline bool runs_sm90a_code(int device) {
+  static std::atomic<signed char> known[256];  // 0: not asked yet, 1: yes, -1: no
+  if (device < 0 || device >= 256) return false;
+  const signed char k = known[device].load(std::memory_order_relaxed);
+  if (k != 0) return k > 0;
+  int major = 0, minor = 0;
+  bool yes = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
+             cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) == cudaSuccess &&
+             major == 9 && minor == 0;
+  if (yes) {
+    cudaFuncAttributes attr{};
+    if (cudaFuncGetAttributes(&attr, sm90a_probe_kernel<0>) == cudaSuccess) {
+      yes = attr.sharedSizeBytes > 0;
+    } else {
+      (void)cudaGetLastError();  // the failed query leaves no error behind for the caller
+      yes = false;
+    }
+  }
+  known[device].store(yes ? 1 : -1, std::memory_order_relaxed);
+  return yes;
+}
+
+}  // namespace detail
+
+//! The Hopper tile for a ring of `Stages` slots: 128 x 256 (two consumer warpgroups of
+//! m64n256) where its ring fits an H100's 227 KB of shared memory (up to 4 stages), else 128 x 128.
+template <int Stages>
+using DefaultHopperTileConfig =
+    HopperTileConfig<128, (Stages <= 4 ? 256 : 128), Stages>;
+
+//! `D = output_op(alpha * A * B + beta * C)` on the Hopper tier, batched, f32 accumulation.
+//!
+//! \tparam ElementAB  `__half` or `__nv_bfloat16`
+//! \tparam ElementD   `__half`, `__nv_bfloat16` or `float`
+//! \tparam Stages     ring slots (2..4 with the default 128 x 256 tile, up to 6 with 128 x 128)
+//! \tparam OutputOp   as GemmMultistage's
+//! \tparam Config     a HopperTileConfig
+//!
+//! Needs an sm_90 GPU and a program compiled for `sm_90a` (`available()` says whether both hold).
+//! It refuses `split_k > 1`; GemmMultistage runs such problems on the Ampere tier.
+template <class ElementAB, class ElementD, Layout LayoutA, Layout LayoutB, int Stages = 4,
+          class OutputOp = Identity, class Config = DefaultHopperTileConfig<Stages>>
+class GemmSm90 {
+  static_assert(std::is_same_v<ElementAB, __half> || std::is_same_v<ElementAB, __nv_bfloat16>,
+                "GemmSm90: A and B must be __half or __nv_bfloat16");
+  static_assert(is_supported_element_v<ElementD>,
+                "GemmSm90: C and D must be __half, __nv_bfloat16 or float");
+  static_assert(Config::kStages == Stages,
+                "GemmSm90: the HopperTileConfig's stage count must be GemmSm90's Stages");
+
+ public:
+  using Arguments = GemmArguments<ElementAB, ElementD, OutputOp>;
+  using Mainloop = WarpSpecializedMainloop<ElementAB, LayoutA, LayoutB, Config>;
+  using Epilogue = WarpgroupEpilogue<ElementD, typename Mainloop::Accumulators, OutputOp>;
+  using Kernel = GemmKernelSm90<Mainloop, Epilogue, GroupedRaster<8>>;
+  using Params = typename Kernel::Params;
+  static constexpr int kStages = Stages;
+  static constexpr Layout kLayoutA = LayoutA;
+  static constexpr Layout kLayoutB = LayoutB;
+  static constexpr bool kSplitK = false;
+  static constexpr int kThreads = Kernel::kThreads;
+  static constexpr std::size_t kSharedBytes = Kernel::kSharedBytes;
+  static_assert(kSharedBytes <= 227 * 1024,
+                "GemmSm90: this tile and stage count need more shared memory than an sm_90 block "
+                "has (227 KB); use fewer stages or a smaller tile");
+
+  //! No workspace: the Hopper tier does not split K.
+  static std::size_t workspace_size(const Arguments&) { return 0; }
+
+  //! Whether the current device runs this tier: an sm_90 GPU, and this program's code for it
+  //! compiled for `sm_90a`. (A build for plain `90` has the Ampere tier only.)
+  static bool available() {
+    int device = 0;
+    return cudaGetDevice(&device) == cudaSuccess && detail::runs_sm90a_code(device);
+  }
+
+  //! The device-free checks: GemmMultistage's, and no split-K.
+  static Status check_arguments(const Arguments& a) {
+    Status s = detail::GemmArgumentChecks<LayoutA, LayoutB>::check(
+        a, Config::kM, Config::kN, split_k_slices(a.k, 1, Config::kK), 0, false);
+    if (!s) return s;
+    if (a.split_k > 1 && a.k > Config::kK)
+      return Status::error(Status::Code::kInvalidArgument,
+                           "GemmSm90: split_k = " + std::to_string(a.split_k) +
+                               ": the Hopper tier does not split K (GemmMultistageSplitK does)");
+    return Status::success();
+  }
+
+  //! `check_arguments`, then the device: an sm_90 GPU running `sm_90a` code.
+  static Status can_implement(const Arguments& a) {
+    Status s = check_arguments(a);
+    if (!s) return s;
+    if (!available())
+      return Status::error(Status::Code::kUnsupportedDevice,
+                           "GemmSm90: the current device does not run the Hopper tier (it needs an "
+                           "sm_90 GPU and a build for sm_90a, CMake architecture 90a)");
+    return Status::success();
+  }
+
+  //! Checks, builds the tensor maps and launches on `stream`; returns the first error and then
+  //! launches nothing.
+  static Status run(const Arguments& a, cudaStream_t stream = nullptr) {
+    Status s = can_implement(a);
+    if (!s) return s;
+    Params p{};
+    s = make_params(p, a);
+    if (!s) return s;
+    return launch(p, stream);
+  }
+
+  //! The kernel's parameters for `a` (tensor maps included), for arguments that passed
+  //! `check_arguments`. Fails where TMA cannot address A or B.
+  static Status make_params(Params& p, const Arguments& a) {
+    p.k = a.k;
+    p.tiles_m = (a.m + Config::kM - 1) / Config::kM;
+    p.tiles_n = (a.n + Config::kN - 1) / Config::kN;
+    p.batches = a.batch_count;
+    p.batch_stride_c = a.batch_stride_c;
+    p.batch_stride_d = a.batch_stride_d;
+    p.epilogue = {a.d, a.c, a.ldd, a.ldc, a.alpha, a.beta, a.layout_cd, a.m, a.n, a.output_op};
+    if (a.m == 0 || a.n == 0 || a.batch_count == 0 || a.k == 0) return Status::success();
+    return Mainloop::Loader::make_params(p.load, a.a, a.lda, a.batch_stride_a, a.b, a.ldb,
+                                         a.batch_stride_b, a.m, a.n, a.k, a.batch_count);
+  }
+
+  //! Launches the persistent kernel for `p`: one block per SM, or one per tile if fewer.
+  static Status launch(const Params& p, cudaStream_t stream) {
+    const PersistentTileScheduler<GroupedRaster<8>> scheduler(p.tiles_m, p.tiles_n, p.batches);
+    if (scheduler.items() == 0) return Status::success();
+    int device = 0, sms = 0;
+    cudaError_t e = cudaGetDevice(&device);
+    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+    if (e == cudaSuccess)
+      e = cudaFuncSetAttribute(gemm_kernel_sm90<Kernel>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               static_cast<int>(kSharedBytes));
+    if (e != cudaSuccess) return cuda_error("device set-up", e);
+    gemm_kernel_sm90<Kernel><<<scheduler.grid_size(sms), kThreads, kSharedBytes, stream>>>(p);
+    e = cudaGetLastError();
+    return e == cudaSuccess ? Status::success() : cuda_error("the kernel launch", e);
+  }
+
+ private:
+  static Status cuda_error(const char* what, cudaError_t e) {
+    return Status::error(Status::Code::kCudaError,
+                         std::string("GemmSm90: ") + what + " failed: " + cudaGetErrorString(e));
+  }
+};
+
+}  // namespace tilepipe

@@ -1,0 +1,115 @@
+#pragma once
+//! \file
+//! GemmKernelSm90: the Hopper tier's persistent, warp-specialized GEMM kernel. About one block
+//! per SM walks the output tiles (PersistentTileScheduler); in each block a producer warpgroup
+//! feeds the ring with TMA and `TileM / 64` consumer warpgroups multiply with wgmma and store
+//! their rows of each tile. Compiled only for `sm_90a`: elsewhere the kernel is empty and the
+//! provided GEMM never launches it (`sm90a_compiled` tells).
+
+#include <cstdint>
+
+#include "../arch/wgmma.cuh"
+#include "../detail/macros.cuh"
+#include "../layout/tile_raster.cuh"
+#include "../layout/tile_scheduler.cuh"
+
+namespace tilepipe {
+
+//! \tparam Mainloop  a WarpSpecializedMainloop
+//! \tparam Epilogue  a WarpgroupEpilogue of its accumulators
+//! \tparam Raster    the tile order within a batch (`GroupedRaster<8>`)
+template <class Mainloop, class Epilogue, class Raster>
+struct GemmKernelSm90 {
+  using Tile = typename Mainloop::Tile;
+  using Scheduler = PersistentTileScheduler<Raster>;
+  static constexpr int kThreads = Mainloop::kThreads;
+  //! Registers per thread after `setmaxnreg`: the producer needs few, the consumers hold the
+  //! accumulators. 128 * (40 + 232 * 2) = 64512 of the SM's 65536 for two consumers.
+  static constexpr int kProducerRegisters = 40;
+  static constexpr int kConsumerRegisters = Mainloop::kConsumers == 1 ? 256 : 232;
+
+  using SharedStorage = typename Mainloop::SharedStorage;
+  //! Dynamic shared memory to request: the storage plus room to align it to 1024 bytes (the
+  //! 128-byte swizzle's period, which TMA and wgmma both assume).
+  static constexpr std::size_t kSharedBytes = sizeof(SharedStorage) + 1024;
+
+  struct Params {
+    typename Mainloop::Params load;  //!< the tensor maps of A and B
+    int k;
+    int tiles_m, tiles_n, batches;
+    std::int64_t batch_stride_c, batch_stride_d;
+    typename Epilogue::Params epilogue;  //!< D, C, alpha, beta, the output operator, m and n
+  };
+
+  TILEPIPE_DEVICE void operator()(const Params& p, SharedStorage& storage) const {
+    if (threadIdx.x == 0) Mainloop::init(storage, p.load);
+    __syncthreads();
+
+    const Scheduler scheduler(p.tiles_m, p.tiles_n, p.batches);
+    const int k_tiles = Mainloop::k_tiles(p.k);
+    const int warpgroup = threadIdx.x / 128;
+    Mainloop mainloop(storage);
+    typename Mainloop::State state;  // each role walks the ring from slot 0, phase 0
+
+    // Each role is one branch, as setmaxnreg requires; no block-wide barrier follows.
+    if (warpgroup == 0) {
+      arch::setmaxnreg_dec<kProducerRegisters>();
+      if (threadIdx.x == 0) {
+        for (long long item = blockIdx.x; item < scheduler.items(); item += gridDim.x) {
+          const WorkTile t = scheduler.tile_of(item);
+          mainloop.produce(p.load, state, t.m * Tile::kM, t.n * Tile::kN, t.batch, k_tiles);
+        }
+      }
+    } else {
+      arch::setmaxnreg_inc<kConsumerRegisters>();
+      const int consumer = warpgroup - 1;
+      const int thread = threadIdx.x % 128;
+      typename Mainloop::Accumulators acc;
+      for (long long item = blockIdx.x; item < scheduler.items(); item += gridDim.x) {
+        const WorkTile t = scheduler.tile_of(item);
+        mainloop.consume(acc, state, consumer, k_tiles);
+        typename Epilogue::Params ep = p.epilogue;
+        ep.d += t.batch * p.batch_stride_d;
+        if (ep.beta != 0.0f) ep.c += t.batch * p.batch_stride_c;
+        Epilogue::store(acc, ep, t.m * Tile::kM + 64 * consumer, t.n * Tile::kN, thread);
+      }
+    }
+  }
+};
+
+//! The `__global__` entry of a GemmKernelSm90: `Kernel::kThreads` threads, one block per SM
+//! (`__launch_bounds__(n, 1)` gives setmaxnreg the register cap it needs),
+//! `Kernel::kSharedBytes` of dynamic shared memory. The tensor maps travel in the parameter,
+//! which must stay in parameter memory (`__grid_constant__`) for TMA to read it.
+template <class Kernel>
+__global__ void __launch_bounds__(Kernel::kThreads, 1)
+    gemm_kernel_sm90(const __grid_constant__ typename Kernel::Params params) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  extern __shared__ unsigned char smem[];
+  const auto base = reinterpret_cast<std::uintptr_t>(smem);
+  auto* storage = reinterpret_cast<typename Kernel::SharedStorage*>((base + 1023) & ~std::uintptr_t(1023));
+  Kernel{}(params, *storage);
+#endif
+}
+
+namespace detail {
+
+//! A kernel whose `sm_90a` build, and only that, has static shared memory: on the current
+//! device, `cudaFuncGetAttributes` of it reports shared memory exactly when the code the device
+//! runs from this program was compiled for `sm_90a`, so the Hopper tier exists there.
+//! (Never launched.)
+template <int = 0>
+__global__ void sm90a_probe_kernel(int* out) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  __shared__ int marker;
+  marker = static_cast<int>(threadIdx.x);
+  __syncthreads();
+  if (out != nullptr) *out = marker;
+#else
+  (void)out;
+#endif
+}
+
+}  // namespace detail
+
+}  // namespace tilepipe

@@ -1,0 +1,131 @@
+#pragma once
+//! \file
+//! WarpSpecializedMainloop: the Hopper tier's mainloop. Its roles are warpgroups: a producer
+//! whose one elected thread fills the ring with TMA copies, and `TileM / 64` consumer warpgroups
+//! that each multiply 64 rows of the tile with wgmma. The roles only meet at the ring's
+//! mbarriers, so the producer runs up to `Stages` k-tiles ahead, across tile boundaries: while
+//! the consumers store one tile, the next one's k-tiles are already landing.
+//!
+//! The same shape as the Ampere tier's MultistageMainloop: a policy (tile and stage count), one
+//! `SharedStorage`, named phases (`produce`, `consume`), and the stage arithmetic kept in
+//! `PipelineState`.
+
+#include <cstdint>
+#include <type_traits>
+
+#include "../arch/wgmma.cuh"
+#include "../block/mbarrier_ring.cuh"
+#include "../block/tma_tile_loader.cuh"
+#include "../detail/macros.cuh"
+#include "../layout/pipeline_state.cuh"
+#include "../layout/tile_shape.cuh"
+#include "../warp/warpgroup_mma.cuh"
+
+namespace tilepipe {
+
+//! Tile and pipeline depth of the Hopper tier.
+//!
+//! \tparam TileM   rows of D per tile: 64 per consumer warpgroup (128: two consumers)
+//! \tparam TileN   columns of D per tile: 64, 128 or 256 (one wgmma's N)
+//! \tparam Stages  ring slots, each a `TileM x 64` A tile and a `64 x TileN` B tile
+template <int TileM, int TileN, int Stages>
+struct HopperTileConfig {
+  static_assert(TileM == 64 || TileM == 128 || TileM == 192 || TileM == 256,
+                "HopperTileConfig: TileM must be 64 per consumer warpgroup (64, 128, 192 or 256)");
+  static_assert(TileN == 64 || TileN == 128 || TileN == 256,
+                "HopperTileConfig: TileN must be 64, 128 or 256 (the N of one wgmma)");
+  static_assert(Stages >= 2, "HopperTileConfig: the ring needs at least 2 stages");
+  static constexpr int kM = TileM;
+  static constexpr int kN = TileN;
+  static constexpr int kK = 64;
+  static constexpr int kStages = Stages;
+  static constexpr int kConsumers = TileM / 64;
+  //! One producer warpgroup and the consumers.
+  static constexpr int kThreads = 128 * (1 + kConsumers);
+};
+
+//! \tparam Element  `__half` or `__nv_bfloat16` (A and B)
+//! \tparam Config   a HopperTileConfig
+template <class Element, Layout LayoutA, Layout LayoutB, class Config>
+class WarpSpecializedMainloop {
+ public:
+  using Tile = Config;
+  static constexpr int kStages = Config::kStages;
+  static constexpr int kConsumers = Config::kConsumers;
+  static constexpr int kThreads = Config::kThreads;
+  static constexpr Layout kLayoutA = LayoutA;
+  static constexpr Layout kLayoutB = LayoutB;
+
+  using Loader = TmaTileLoader<Element, LayoutA, LayoutB, Config::kM, Config::kN, Config::kK>;
+  using Ring = MbarrierRing<kStages>;
+  using State = typename Ring::State;
+  using Mma = WarpgroupMma<Element, LayoutA, LayoutB, Config::kN, Config::kK>;
+  using Accumulators = typename Mma::Accumulators;
+  using Params = typename Loader::Params;
+
+  struct SharedStorage {
+    alignas(1024) Element a[kStages][Loader::kElementsA];  // (Stages, TileM x 64), swizzled
+    alignas(1024) Element b[kStages][Loader::kElementsB];  // (Stages, TileN x 64), swizzled
+    typename Ring::SharedStorage ring;
+  };
+
+  //! Consumer arrivals that release a slot: one per consumer warp.
+  static constexpr std::uint32_t kReleaseArrivals = 4 * kConsumers;
+
+  //! One thread of the block, before any role starts (then `__syncthreads()`).
+  TILEPIPE_DEVICE static void init(SharedStorage& s, const Params& p) {
+    Ring::init(s.ring, kReleaseArrivals);
+    Loader::prefetch(p);
+  }
+
+  TILEPIPE_DEVICE explicit WarpSpecializedMainloop(SharedStorage& s) : s_(s), ring_(s.ring) {}
+
+  //! k-tiles of a K extent (the last one zero-filled past K by TMA).
+  TILEPIPE_HOST_DEVICE static constexpr int k_tiles(int k) { return (k + Config::kK - 1) / Config::kK; }
+
+  // ---- producer (one thread) ---------------------------------------------------------------
+  //! Copies the `k_tiles` k-tiles of the tile at `(m0, n0)` of batch `batch` into the ring,
+  //! each slot as soon as the consumers have released it.
+  TILEPIPE_DEVICE void produce(const Params& p, State& state, int m0, int n0, int batch, int k_tiles) {
+    for (int kt = 0; kt < k_tiles; ++kt) {
+      ring_.producer_acquire(state);
+      std::uint64_t* full = ring_.producer_arm(state, Loader::kBytesPerStage);
+      Loader::load(p, s_.a[state.index()], s_.b[state.index()], full, kt * Config::kK, m0, n0, batch);
+      state.advance();
+    }
+  }
+
+  // ---- consumer (a whole warpgroup) --------------------------------------------------------
+  //! `acc = A * B` over `k_tiles` k-tiles for consumer warpgroup `consumer` (rows
+  //! `64 * consumer ..` of the tile). One k-tile's wgmmas stay in flight while the next k-tile's
+  //! are issued; a slot is released once the wgmmas reading it have completed.
+  TILEPIPE_DEVICE void consume(Accumulators& acc, State& state, int consumer, int k_tiles) {
+    acc.clear();
+    if (k_tiles <= 0) return;
+    const int a_offset = consumer * 64 * Config::kK;
+    const bool releases = threadIdx.x % 32 == 0;  // one arrival per warp
+
+    ring_.consumer_wait(state);
+    Mma::issue(acc, s_.a[state.index()] + a_offset, s_.b[state.index()]);
+    State in_flight = state;
+    state.advance();
+    for (int kt = 1; kt < k_tiles; ++kt) {
+      ring_.consumer_wait(state);
+      Mma::issue(acc, s_.a[state.index()] + a_offset, s_.b[state.index()]);
+      // The previous k-tile's group has completed: its slot may be refilled.
+      arch::wgmma_wait_group<1>();
+      if (releases) ring_.consumer_release(in_flight);
+      in_flight = state;
+      state.advance();
+    }
+    arch::wgmma_wait_group<0>();
+    arch::wgmma_fence_operands(acc.x);
+    if (releases) ring_.consumer_release(in_flight);
+  }
+
+ private:
+  SharedStorage& s_;
+  Ring ring_;
+};
+
+}  // namespace tilepipe

@@ -1,0 +1,83 @@
+#pragma once
+//! \file
+//! WarpgroupMma: one warpgroup's (4 warps, 128 threads) share of a k-tile: `64 x N` of D from the
+//! 64 rows of A and the N columns of B that sit in a ring slot, with `wgmma.mma_async` reading
+//! both straight from shared memory (no fragment loads: that is the Ampere tier's
+//! FragmentLoader + WarpMma). The slot holds the 128-byte swizzled layout TMA writes
+//! (block/tma_tile_loader.cuh); the descriptors of layout/wgmma_descriptor.cuh describe it.
+
+#include <cuda/ptx>
+
+#include <cstdint>
+
+#include "../arch/wgmma.cuh"
+#include "../detail/macros.cuh"
+#include "../layout/tile_shape.cuh"
+#include "../layout/wgmma_descriptor.cuh"
+
+namespace tilepipe {
+
+//! \tparam Element  `__half` or `__nv_bfloat16`
+//! \tparam LayoutA, LayoutB  of A and B in global memory (and so in the slot)
+//! \tparam N        columns of D per warpgroup (64, 128 or 256): one m64nNk16 per 16 of k
+//! \tparam TileK    k per slot (64)
+template <class Element, Layout LayoutA, Layout LayoutB, int N, int TileK = 64>
+struct WarpgroupMma {
+  static_assert(TileK * sizeof(Element) == 128,
+                "WarpgroupMma: a slot's k extent must be one 128-byte swizzle row (64 16-bit elements)");
+  static constexpr int kM = 64;
+  static constexpr int kN = N;
+  static constexpr int kKSteps = TileK / 16;
+  //! A and B as wgmma sees them: 0 K-major, 1 M/N-major (transposed).
+  static constexpr int kTransA = LayoutA == Layout::kRowMajor ? 0 : 1;
+  static constexpr int kTransB = LayoutB == Layout::kColumnMajor ? 0 : 1;
+
+  //! f32 accumulators of a `64 x N` tile: `x[i]` of thread `t` is element (row_of(t, i),
+  //! col_of(t, i)) (arch/wgmma.cuh gives the layout).
+  struct Accumulators {
+    static constexpr int kRegisters = N / 2;
+    float x[kRegisters];  // (64 x N) / 128 threads
+
+    TILEPIPE_DEVICE void clear() {
+      TILEPIPE_UNROLL
+      for (int i = 0; i < kRegisters; ++i) x[i] = 0.0f;
+    }
+    TILEPIPE_HOST_DEVICE static constexpr int row_of(int thread, int i) {
+      return 16 * (thread / 32) + (thread % 32) / 4 + 8 * ((i / 2) % 2);
+    }
+    TILEPIPE_HOST_DEVICE static constexpr int col_of(int thread, int i) {
+      return 8 * (i / 4) + 2 * (thread % 4) + i % 2;
+    }
+  };
+
+  //! Issues the k-tile's `TileK / 16` wgmmas, `acc += A * B`, and commits them as one group.
+  //! `a` points at this warpgroup's 64 rows of A in the slot (`64 * TileK` elements per 64 rows
+  //! in either layout: 64 K-major rows, or one M-major box), `b` at the slot's B. Does not wait
+  //! for the group: see `arch::wgmma_wait_group`.
+  TILEPIPE_DEVICE static void issue(Accumulators& acc, const Element* a, const Element* b) {
+    const std::uint32_t a_addr = smem_address(a);
+    const std::uint32_t b_addr = smem_address(b);
+    const WgmmaDescriptor da = kTransA ? mnmajor_sw128_descriptor(a_addr, TileK * 128)
+                                       : kmajor_sw128_descriptor(a_addr);
+    const WgmmaDescriptor db = kTransB ? mnmajor_sw128_descriptor(b_addr, TileK * 128)
+                                       : kmajor_sw128_descriptor(b_addr);
+    // A K-major k-group of 16 is 32 bytes along the row; an M/N-major one is 16 rows of 128.
+    constexpr std::uint32_t kStepA = kTransA ? 16 * 128 : 32;
+    constexpr std::uint32_t kStepB = kTransB ? 16 * 128 : 32;
+    arch::wgmma_fence_operands(acc.x);
+    arch::wgmma_fence();
+    TILEPIPE_UNROLL
+    for (int kk = 0; kk < kKSteps; ++kk)
+      arch::Wgmma<N, Element>::template mma<kTransA, kTransB>(
+          acc.x, da.advanced(kk * kStepA).bits, db.advanced(kk * kStepB).bits, 1u);
+    arch::wgmma_commit_group();
+    arch::wgmma_fence_operands(acc.x);
+  }
+
+ private:
+  TILEPIPE_DEVICE static std::uint32_t smem_address(const void* p) {
+    return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+  }
+};
+
+}  // namespace tilepipe

@@ -1,0 +1,167 @@
+// The Hopper tier (GemmSm90: TMA, mbarrier ring, wgmma, persistent warp-specialized kernel) and
+// GemmMultistage's choice of it. Skips where the device does not run sm_90a code.
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "gemm_test_util.cuh"
+
+namespace {
+
+using tilepipe::Layout;
+using tptest::GemmCase;
+using tptest::Reference;
+
+template <class AB, class D, Layout LA = Layout::kRowMajor, Layout LB = Layout::kColumnMajor,
+          int Stages = 4, class Op = tilepipe::Identity>
+using Sm90 = tilepipe::GemmSm90<AB, D, LA, LB, Stages, Op>;
+
+bool hopper_tier_available() { return Sm90<__half, __half>::available(); }
+
+#define SKIP_WITHOUT_HOPPER_TIER()                                                              \
+  if (!hopper_tier_available())                                                                 \
+  GTEST_SKIP() << "the current device does not run sm_90a code (needs an sm_90 GPU and a build " \
+                  "for 90a)"
+
+// Odd shapes: residues in M, N and K (K below, at and above one k-tile of 64), single tiles,
+// and enough tiles that every persistent block walks several (the ring carries over tiles).
+const GemmCase kOddShapes[] = {
+    {1, 1, 1},
+    {127, 257, 131, Layout::kRowMajor, 1.0f, 1.0f},
+    {64, 256, 64},
+    {65, 255, 63, Layout::kColumnMajor, 0.5f, -1.0f},
+    {300, 200, 5},
+    {1000, 3000, 200, Layout::kRowMajor, 1.0f, 0.0f},
+    {129, 1100, 1029, Layout::kColumnMajor, 1.0f, 2.0f},
+};
+
+template <class AB, class D, Layout LA, Layout LB>
+void run_shapes(std::uint32_t seed) {
+  for (const GemmCase& gc : kOddShapes)
+    tptest::run_gemm_case<Sm90<AB, D, LA, LB>, AB, D>(gc, Reference::kExactCpu, seed++);
+}
+
+// D = relu(alpha * A * B * scale[row] + bias[col]): the same operator the Ampere tier's tests use.
+using FusedOp = tilepipe::Chain<tilepipe::ScalePerRow<float>, tilepipe::BiasPerCol<float>, tilepipe::Relu>;
+struct FusedCase {
+  static constexpr bool kExact = true;
+  std::vector<float> scale, bias;
+  std::unique_ptr<tptest::DeviceBuffer<float>> d_scale, d_bias;
+  template <class Args>
+  void setup(Args& args, int m, int n) {
+    std::mt19937 rng(7);
+    std::uniform_int_distribution<int> s(-2, 2), b(-5, 5);
+    for (int i = 0; i < m; ++i) scale.push_back(static_cast<float>(s(rng)));
+    for (int i = 0; i < n; ++i) bias.push_back(static_cast<float>(b(rng)));
+    d_scale = std::make_unique<tptest::DeviceBuffer<float>>(scale.size());
+    d_bias = std::make_unique<tptest::DeviceBuffer<float>>(bias.size());
+    EXPECT_EQ(d_scale->upload(scale), cudaSuccess);
+    EXPECT_EQ(d_bias->upload(bias), cudaSuccess);
+    args.output_op.template get<0>().scale = d_scale->get();
+    args.output_op.template get<1>().bias = d_bias->get();
+  }
+  double apply(double v, int row, int col) const {
+    const double x = v * scale[row] + bias[col];
+    return x > 0 ? x : 0;
+  }
+};
+
+}  // namespace
+
+TEST(GemmSm90, LayoutsF16) {
+  SKIP_WITHOUT_HOPPER_TIER();
+  run_shapes<__half, __half, Layout::kRowMajor, Layout::kColumnMajor>(10);
+  run_shapes<__half, __half, Layout::kRowMajor, Layout::kRowMajor>(20);
+  run_shapes<__half, __half, Layout::kColumnMajor, Layout::kColumnMajor>(30);
+  run_shapes<__half, __half, Layout::kColumnMajor, Layout::kRowMajor>(40);
+}
+
+TEST(GemmSm90, LayoutsBf16) {
+  SKIP_WITHOUT_HOPPER_TIER();
+  run_shapes<__nv_bfloat16, __nv_bfloat16, Layout::kRowMajor, Layout::kColumnMajor>(50);
+  run_shapes<__nv_bfloat16, float, Layout::kRowMajor, Layout::kRowMajor>(60);
+}
+
+TEST(GemmSm90, OutputTypesAndKZero) {
+  SKIP_WITHOUT_HOPPER_TIER();
+  for (Layout l : {Layout::kRowMajor, Layout::kColumnMajor}) {
+    GemmCase gc{127, 257, 131, l, 1.0f, 1.0f};
+    tptest::run_gemm_case<Sm90<__half, float>, __half, float>(gc, Reference::kExactCpu, 70);
+    tptest::run_gemm_case<Sm90<__half, __nv_bfloat16>, __half, __nv_bfloat16>(gc, Reference::kExactCpu, 71);
+  }
+  // K == 0: D = beta * C, and A and B are never read.
+  tptest::run_gemm_case<Sm90<__half, float>, __half, float>({33, 65, 0, Layout::kRowMajor, 1.0f, 2.0f},
+                                                            Reference::kExactCpu, 72);
+}
+
+TEST(GemmSm90, Batched) {
+  SKIP_WITHOUT_HOPPER_TIER();
+  using TN = Sm90<__half, __half>;
+  using NT = Sm90<__nv_bfloat16, float, Layout::kColumnMajor, Layout::kRowMajor>;
+  GemmCase gc{77, 300, 90, Layout::kRowMajor, 1.0f, 1.0f, /*batch=*/4, /*pad=*/8};
+  tptest::run_gemm_case<TN, __half, __half>(gc, Reference::kExactCpu, 80);
+  gc.layout_cd = Layout::kColumnMajor;
+  tptest::run_gemm_case<NT, __nv_bfloat16, float>(gc, Reference::kExactCpu, 81);
+  gc.broadcast_b = true;  // one B for every problem: a two-dimensional tensor map
+  tptest::run_gemm_case<TN, __half, __half>(gc, Reference::kExactCpu, 82);
+  tptest::run_gemm_case<TN, __half, __half>({1, 1, 1, Layout::kRowMajor, 1, 0, 7}, Reference::kExactCpu, 83);
+}
+
+TEST(GemmSm90, StageCounts) {
+  SKIP_WITHOUT_HOPPER_TIER();
+  const GemmCase gc{257, 300, 555, Layout::kRowMajor, 1.0f, 1.0f};
+  tptest::run_gemm_case<Sm90<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 2>, __half, __half>(
+      gc, Reference::kExactCpu, 90);
+  tptest::run_gemm_case<Sm90<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 3>, __half, __half>(
+      gc, Reference::kExactCpu, 91);
+  // Five and six stages take the 128 x 128 tile.
+  tptest::run_gemm_case<Sm90<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 6>, __half, __half>(
+      gc, Reference::kExactCpu, 92);
+}
+
+TEST(GemmSm90, FusedOutputOperator) {
+  SKIP_WITHOUT_HOPPER_TIER();
+  for (Layout l : {Layout::kRowMajor, Layout::kColumnMajor}) {
+    FusedCase c;
+    tptest::run_gemm_case_op<Sm90<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 4, FusedOp>, __half, __half>(
+        {200, 300, 130, l, 1.0f, 1.0f}, Reference::kExactCpu, 100, c);
+  }
+}
+
+TEST(GemmSm90, LargeAgainstCublas) {
+  SKIP_WITHOUT_HOPPER_TIER();
+  tptest::run_gemm_case<Sm90<__half, __half>, __half, __half>({2048, 2048, 2048}, Reference::kCublas, 110);
+  using NN = Sm90<__nv_bfloat16, __nv_bfloat16, Layout::kColumnMajor, Layout::kColumnMajor>;
+  tptest::run_gemm_case<NN, __nv_bfloat16, __nv_bfloat16>({2048, 1536, 4096, Layout::kColumnMajor, 1.0f, 0.5f},
+                                                          Reference::kCublas, 111);
+}
+
+// GemmMultistage takes the Hopper tier by itself with its default tile, and the Ampere tier for
+// split-K and explicit Ampere tiles.
+TEST(GemmSm90, GemmMultistageChoosesTheTier) {
+  SKIP_WITHOUT_HOPPER_TIER();
+  using Default = tilepipe::GemmMultistageSplitK<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 4>;
+  static_assert(Default::kHasHopperTier, "the default GemmMultistage has a Hopper tier");
+  typename Default::Arguments args;
+  args.m = 256;
+  args.n = 256;
+  args.k = 1024;
+  tptest::DeviceBuffer<__half> a(256 * 1024), b(256 * 1024), d(256 * 256);
+  args.a = a.get();
+  args.lda = 1024;
+  args.b = b.get();
+  args.ldb = 1024;
+  args.d = d.get();
+  args.ldd = 256;
+  EXPECT_EQ(Default::tier(args), tilepipe::GemmTier::kHopper);
+  args.split_k = 4;
+  EXPECT_EQ(Default::tier(args), tilepipe::GemmTier::kAmpere);
+  // The same cases as the Ampere tier's tests, through GemmMultistage (so the Hopper tier).
+  tptest::run_gemm_case<Default, __half, __half>({127, 257, 131, Layout::kRowMajor, 1.0f, 1.0f},
+                                                 Reference::kExactCpu, 120);
+  tptest::run_gemm_case<Default, __half, __half>({50, 60, 700, Layout::kRowMajor, 1.0f, 1.0f, 1, 0, false, 3},
+                                                 Reference::kExactCpu, 121);
+}
