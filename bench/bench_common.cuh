@@ -112,8 +112,11 @@ struct TilepipeKernel {
   int threads;
   //! Checks the arguments and launches on the stream (GemmMultistage::run), alpha = 1, beta = 0.
   tilepipe::Status (*run)(const Operands&, cudaStream_t);
-  //! Registers and occupancy on the current device (needs a GPU).
+  //! Registers and occupancy on the current device (needs a GPU; of the Ampere tier's kernel).
   KernelResources (*resources)();
+  //! GemmMultistage::kHasHopperTier: the configuration has the default tile, so on a device that
+  //! runs sm_90a code `run` takes the Hopper tier (GemmSm90 with the same stage count).
+  bool hopper_tier;
 };
 
 // Each appends its instantiations (configs_*.cu).

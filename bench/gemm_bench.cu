@@ -50,6 +50,8 @@
 #include <type_traits>
 #include <vector>
 
+#include <tilepipe/gemm/kernel_sm90.cuh>
+
 #include "bench_common.cuh"
 
 namespace tilepipe_bench {
@@ -513,6 +515,17 @@ class Bench {
     std::fprintf(stderr, "[bench] %s, sm_%d%d, %d SMs, L2 %d MiB, %zu kernels compiled\n",
                  prop_.name, prop_.major, prop_.minor, prop_.multiProcessorCount,
                  prop_.l2CacheSize >> 20, kernels_.size());
+    // Configurations with GemmMultistage's default tile run the Hopper tier where the device
+    // runs sm_90a code: their names are the Ampere tile's, their kernels GemmSm90's.
+    int device = 0;
+    if (cudaGetDevice(&device) == cudaSuccess && tilepipe::hopper_tier_available(device)) {
+      std::string hopper;
+      for (const TilepipeKernel& k : kernels_)
+        if (k.hopper_tier && k.dtype == DType::kF16 && k.layout == LayoutPair::kTN)
+          hopper += " " + k.config.name();
+      std::fprintf(stderr, "[bench] Hopper tier (TMA + wgmma, GemmSm90: 128x256x64 tile up to 4 "
+                           "stages, 128x128x64 above) runs these configurations:%s\n", hopper.c_str());
+    }
     for (DType d : {DType::kF16, DType::kBF16}) {
       peak_[int(d)] = measure_mma_peak(d, 20, stream_);
       std::fprintf(stderr, "[bench] mma.sync m16n8k16 %s peak: %.1f TFLOP/s (median %.3f ms of %d runs)\n",
@@ -912,7 +925,7 @@ class Bench {
     }
 
     // Summary: one row per problem.
-    std::printf("\nAll problems, TFLOP/s. default = %s; best = fastest verified fixed tilepipe configuration timed on that problem;\n"
+    std::printf("\nAll problems, TFLOP/s. default = %s (GemmMultistage<4>: on an sm_90a device, its Hopper tier); best = fastest verified fixed tilepipe configuration timed on that problem;\n"
                 "auto = tilepipe::GemmAuto (heuristic tile and split-K), with the configuration it chose.\n"
                 "/peak = ratio to the mma.sync peak at the start of the run; /now = ratio to the peak timed in turns\n"
                 "with the problem's configurations (the same clock).\n",

@@ -91,7 +91,8 @@ void add_kernel(std::vector<TilepipeKernel>& out) {
                   "kRingBytes no longer matches the mainloop's shared storage; update it");
     out.push_back(TilepipeKernel{TileConfig{TM, TN, TK, WM, WN, S}, D, L, Gemm::kSharedBytes,
                                  Gemm::kThreads, &run_gemm<D, L, TM, TN, TK, WM, WN, S>,
-                                 &kernel_resources<D, L, TM, TN, TK, WM, WN, S>});
+                                 &kernel_resources<D, L, TM, TN, TK, WM, WN, S>,
+                                 Gemm::kHasHopperTier});
   }
 }
 

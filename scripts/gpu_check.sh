@@ -148,7 +148,7 @@ step_examples() {
   STEP_DETAIL="${passed} passed, ${failed} failed"
   [[ $((passed + failed)) -gt 0 ]] || STEP_DETAIL="no examples built"
   # Keep each example's verdict lines (error, speed) for the summary.
-  EXAMPLE_LINES=$(grep -E 'VERIFIED|FAILED|TFLOP/s|relative error|fused_bias_relu|GemmMultistage<' "${log}" || true)
+  EXAMPLE_LINES=$(grep -E 'VERIFIED|FAILED|TFLOP/s|relative error|fused_bias_relu|hopper_bias_relu|GemmMultistage<' "${log}" || true)
   [[ ${failed} -eq 0 ]]
 }
 

@@ -7,7 +7,6 @@
 
 #include <cuda_runtime.h>
 
-#include <atomic>
 #include <cstddef>
 #include <string>
 #include <type_traits>
@@ -22,34 +21,6 @@
 #include "kernel_sm90.cuh"
 
 namespace tilepipe {
-
-namespace detail {
-
-//! Whether device `device` is an sm_90 GPU that runs this program's `sm_90a` code (see
-//! `sm90a_probe_kernel`). Asked once per device, then remembered.
-inline bool runs_sm90a_code(int device) {
-  static std::atomic<signed char> known[256];  // 0: not asked yet, 1: yes, -1: no
-  if (device < 0 || device >= 256) return false;
-  const signed char k = known[device].load(std::memory_order_relaxed);
-  if (k != 0) return k > 0;
-  int major = 0, minor = 0;
-  bool yes = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
-             cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) == cudaSuccess &&
-             major == 9 && minor == 0;
-  if (yes) {
-    cudaFuncAttributes attr{};
-    if (cudaFuncGetAttributes(&attr, sm90a_probe_kernel<0>) == cudaSuccess) {
-      yes = attr.sharedSizeBytes > 0;
-    } else {
-      (void)cudaGetLastError();  // the failed query leaves no error behind for the caller
-      yes = false;
-    }
-  }
-  known[device].store(yes ? 1 : -1, std::memory_order_relaxed);
-  return yes;
-}
-
-}  // namespace detail
 
 //! The Hopper tile for a ring of `Stages` slots: 128 x 256 (two consumer warpgroups of
 //! m64n256) where its ring fits an H100's 227 KB of shared memory (up to 4 stages), else 128 x 128.
@@ -100,7 +71,7 @@ class GemmSm90 {
   //! compiled for `sm_90a`. (A build for plain `90` has the Ampere tier only.)
   static bool available() {
     int device = 0;
-    return cudaGetDevice(&device) == cudaSuccess && detail::runs_sm90a_code(device);
+    return cudaGetDevice(&device) == cudaSuccess && hopper_tier_available(device);
   }
 
   //! The device-free checks: GemmMultistage's, and no split-K.

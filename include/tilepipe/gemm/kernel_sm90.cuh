@@ -4,8 +4,11 @@
 //! per SM walks the output tiles (PersistentTileScheduler); in each block a producer warpgroup
 //! feeds the ring with TMA and `TileM / 64` consumer warpgroups multiply with wgmma and store
 //! their rows of each tile. Compiled only for `sm_90a`: elsewhere the kernel is empty and the
-//! provided GEMM never launches it (`sm90a_compiled` tells).
+//! provided GEMM never launches it (`hopper_tier_available` tells).
 
+#include <cuda_runtime.h>
+
+#include <atomic>
 #include <cstdint>
 
 #include "../arch/wgmma.cuh"
@@ -24,9 +27,13 @@ struct GemmKernelSm90 {
   using Scheduler = PersistentTileScheduler<Raster>;
   static constexpr int kThreads = Mainloop::kThreads;
   //! Registers per thread after `setmaxnreg`: the producer needs few, the consumers hold the
-  //! accumulators. 128 * (40 + 232 * 2) = 64512 of the SM's 65536 for two consumers.
+  //! accumulators and share the rest of the SM's 65536 (a multiple of 8, at most 256):
+  //! 128 * (40 + 2 * 232) = 64512 for two consumers.
   static constexpr int kProducerRegisters = 40;
-  static constexpr int kConsumerRegisters = Mainloop::kConsumers == 1 ? 256 : 232;
+  static constexpr int kConsumerRegisters =
+      (65536 / 128 - kProducerRegisters) / Mainloop::kConsumers / 8 * 8 > 256
+          ? 256
+          : (65536 / 128 - kProducerRegisters) / Mainloop::kConsumers / 8 * 8;
 
   using SharedStorage = typename Mainloop::SharedStorage;
   //! Dynamic shared memory to request: the storage plus room to align it to 1024 bytes (the
@@ -111,5 +118,30 @@ __global__ void sm90a_probe_kernel(int* out) {
 }
 
 }  // namespace detail
+
+//! Whether device `device` runs the Hopper tier: an sm_90 GPU running this program's `sm_90a`
+//! code (a build for plain `90` has none). Asked once per device, then remembered. A kernel of
+//! one's own made of the Hopper collectives runs under the same condition.
+inline bool hopper_tier_available(int device) {
+  static std::atomic<signed char> known[256];  // 0: not asked yet, 1: yes, -1: no
+  if (device < 0 || device >= 256) return false;
+  const signed char k = known[device].load(std::memory_order_relaxed);
+  if (k != 0) return k > 0;
+  int major = 0, minor = 0;
+  bool yes = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
+             cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) == cudaSuccess &&
+             major == 9 && minor == 0;
+  if (yes) {
+    cudaFuncAttributes attr{};
+    if (cudaFuncGetAttributes(&attr, detail::sm90a_probe_kernel<0>) == cudaSuccess) {
+      yes = attr.sharedSizeBytes > 0;
+    } else {
+      (void)cudaGetLastError();  // the failed query leaves no error behind for the caller
+      yes = false;
+    }
+  }
+  known[device].store(yes ? 1 : -1, std::memory_order_relaxed);
+  return yes;
+}
 
 }  // namespace tilepipe

@@ -34,6 +34,10 @@ struct HopperTileConfig {
                 "HopperTileConfig: TileM must be 64 per consumer warpgroup (64, 128, 192 or 256)");
   static_assert(TileN == 64 || TileN == 128 || TileN == 256,
                 "HopperTileConfig: TileN must be 64, 128 or 256 (the N of one wgmma)");
+  static_assert((TileM / 64) * TileN <= 512,
+                "HopperTileConfig: (TileM / 64) x TileN must be at most 512: each consumer warpgroup "
+                "holds TileN / 2 f32 accumulators per thread, and more consumers leave each fewer "
+                "registers (128 x 256 and 192 x 128 fit, 192 x 256 does not)");
   static_assert(Stages >= 2, "HopperTileConfig: the ring needs at least 2 stages");
   static constexpr int kM = TileM;
   static constexpr int kN = TileN;
