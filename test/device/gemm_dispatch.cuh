@@ -1,8 +1,9 @@
 #pragma once
 // A type-erased table of GemmMultistage instantiations, so that a test can pick the layouts,
-// input and output types and the stage count of each problem at run time. For each type pair and
-// layout pair, one stage count is compiled with split-K (GemmMultistageSplitK): 16 of the 80
-// entries, whose partial-product kernels are shared by the two output types of an input type.
+// input and output types, the stage count and the tier of each problem at run time. For each
+// type pair and layout pair, one stage count is compiled with split-K (GemmMultistageSplitK): 16
+// of the 60 entries, whose partial-product kernels are shared by the two output types of an
+// input type.
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -52,6 +53,7 @@ struct GemmConfig {
   bool fused;    // with FusedOp as its output operator (else Identity)
   tilepipe::Status (*run)(const ErasedArgs&, cudaStream_t);
   std::size_t (*workspace_size)(const ErasedArgs&);  // GemmMultistage::workspace_size
+  tilepipe::GemmTier (*tier)(const ErasedArgs&);     // GemmMultistage::tier
   std::string name() const {
     return std::string(name_of(ab)) + "->" + name_of(d) + " A " +
            (la == tilepipe::Layout::kRowMajor ? "row" : "col") + " B " +
@@ -102,6 +104,13 @@ std::size_t workspace_erased(const ErasedArgs& e) {
   return Gemm::workspace_size(typed_args<Gemm, AB, D>(e));
 }
 
+template <class AB, class D, tilepipe::Layout LA, tilepipe::Layout LB, int Stages, bool SplitK,
+          class Op = tilepipe::Identity>
+tilepipe::GemmTier tier_erased(const ErasedArgs& e) {
+  using Gemm = ErasedGemm<AB, D, LA, LB, Stages, SplitK, Op>;
+  return Gemm::tier(typed_args<Gemm, AB, D>(e));
+}
+
 template <class T> constexpr DType dtype_of();
 template <> constexpr DType dtype_of<__half>() { return DType::kF16; }
 template <> constexpr DType dtype_of<__nv_bfloat16>() { return DType::kBF16; }
@@ -112,7 +121,8 @@ void add_config(std::vector<GemmConfig>& out) {
   constexpr bool kSplitK = Stages == SplitKStages;
   out.push_back({dtype_of<AB>(), dtype_of<D>(), LA, LB, Stages, kSplitK, false,
                  &run_erased<AB, D, LA, LB, Stages, kSplitK>,
-                 &workspace_erased<AB, D, LA, LB, Stages, kSplitK>});
+                 &workspace_erased<AB, D, LA, LB, Stages, kSplitK>,
+                 &tier_erased<AB, D, LA, LB, Stages, kSplitK>});
 }
 
 // One configuration with FusedOp. With SplitK, pick a layout and stage count that add_layouts
@@ -121,29 +131,39 @@ template <class AB, class D, tilepipe::Layout LA, tilepipe::Layout LB, int Stage
 void add_fused_config(std::vector<GemmConfig>& out) {
   out.push_back({dtype_of<AB>(), dtype_of<D>(), LA, LB, Stages, SplitK, true,
                  &run_erased<AB, D, LA, LB, Stages, SplitK, FusedOp>,
-                 &workspace_erased<AB, D, LA, LB, Stages, SplitK, FusedOp>});
+                 &workspace_erased<AB, D, LA, LB, Stages, SplitK, FusedOp>,
+                 &tier_erased<AB, D, LA, LB, Stages, SplitK, FusedOp>});
 }
 
-// Stages 2..6; the one equal to SplitKStages is compiled with split-K.
-template <class AB, class D, tilepipe::Layout LA, tilepipe::Layout LB, int SplitKStages>
+// Stages 2..6 (with kAllStages), else SplitKStages and the one two away from it; the one equal
+// to SplitKStages is compiled with split-K.
+template <class AB, class D, tilepipe::Layout LA, tilepipe::Layout LB, int SplitKStages, bool kAllStages>
 void add_stages(std::vector<GemmConfig>& out) {
-  add_config<AB, D, LA, LB, 2, SplitKStages>(out);
-  add_config<AB, D, LA, LB, 3, SplitKStages>(out);
-  add_config<AB, D, LA, LB, 4, SplitKStages>(out);
-  add_config<AB, D, LA, LB, 5, SplitKStages>(out);
-  add_config<AB, D, LA, LB, 6, SplitKStages>(out);
+  if constexpr (kAllStages) {
+    add_config<AB, D, LA, LB, 2, SplitKStages>(out);
+    add_config<AB, D, LA, LB, 3, SplitKStages>(out);
+    add_config<AB, D, LA, LB, 4, SplitKStages>(out);
+    add_config<AB, D, LA, LB, 5, SplitKStages>(out);
+    add_config<AB, D, LA, LB, 6, SplitKStages>(out);
+  } else {
+    add_config<AB, D, LA, LB, SplitKStages, SplitKStages>(out);
+    add_config<AB, D, LA, LB, (SplitKStages + 2 > 6 ? SplitKStages - 2 : SplitKStages + 2), SplitKStages>(out);
+  }
 }
 
 // The split-K stage count moves with the layouts and the input type, so that split-K meets
-// every stage count somewhere (f16: 2, 3, 4, 5; bf16: 3, 4, 5, 6).
+// every stage count somewhere (f16: 2, 3, 4, 5; bf16: 3, 4, 5, 6). The stage count is the
+// mainloop's business and D's type the epilogue's, so an f32 D gets two stage counts per layout
+// pair (together all five), which keeps the table, compiled for two tiers, quick to build.
 template <class AB, class D>
 void add_layouts(std::vector<GemmConfig>& out) {
   using tilepipe::Layout;
   constexpr int s0 = std::is_same_v<AB, __half> ? 2 : 3;
-  add_stages<AB, D, Layout::kRowMajor, Layout::kColumnMajor, s0>(out);
-  add_stages<AB, D, Layout::kRowMajor, Layout::kRowMajor, s0 + 1>(out);
-  add_stages<AB, D, Layout::kColumnMajor, Layout::kColumnMajor, s0 + 2>(out);
-  add_stages<AB, D, Layout::kColumnMajor, Layout::kRowMajor, s0 + 3>(out);
+  constexpr bool kAll = std::is_same_v<AB, D>;
+  add_stages<AB, D, Layout::kRowMajor, Layout::kColumnMajor, s0, kAll>(out);
+  add_stages<AB, D, Layout::kRowMajor, Layout::kRowMajor, s0 + 1, kAll>(out);
+  add_stages<AB, D, Layout::kColumnMajor, Layout::kColumnMajor, s0 + 2, kAll>(out);
+  add_stages<AB, D, Layout::kColumnMajor, Layout::kRowMajor, s0 + 3, kAll>(out);
 }
 
 // The configurations of each input type (both of its output types, which share split-K's partial
@@ -152,9 +172,10 @@ void add_layouts(std::vector<GemmConfig>& out) {
 void add_configs_f16(std::vector<GemmConfig>& out);   // f16 -> f16, f16 -> f32, then fused
 void add_configs_bf16(std::vector<GemmConfig>& out);  // bf16 -> bf16, bf16 -> f32, then fused
 
-// Every layout pair x Stages 2..6 for f16 -> {f16, f32} and bf16 -> {bf16, f32}: 80 GEMMs, 16 of
-// them with split-K (8 more partial-product kernels); then, per input type, two with FusedOp (one
-// of them with split-K, so that its reduction kernel applies the operator). The order is fixed: a problem's
+// Every layout pair x Stages 2..6 for f16 -> f16 and bf16 -> bf16, and x two stage counts for
+// f16 -> f32 and bf16 -> f32: 56 GEMMs, 16 of them with split-K (8 more partial-product kernels);
+// then, per input type, two with FusedOp (one of them with split-K, so that its reduction kernel
+// applies the operator). The order is fixed: a problem's
 // configuration is its index in this table.
 inline const std::vector<GemmConfig>& all_configs() {
   static const std::vector<GemmConfig> configs = [] {
@@ -179,9 +200,12 @@ inline int find_config(DType ab, DType d, tilepipe::Layout la, tilepipe::Layout 
 }
 
 //! A configuration of the table behind GemmMultistage's interface (Arguments, run,
-//! workspace_size, the layouts), so that a typed test harness can run it without instantiating
-//! the kernel again. Split-K is not offered (args.split_k must be 1).
-template <class AB, class D, tilepipe::Layout LA, tilepipe::Layout LB, int Stages>
+//! workspace_size, tier, the layouts), so that a typed test harness can run it without
+//! instantiating the kernel again. With `Tier`, `run` runs that tier (GemmMultistage::run_on);
+//! without, the GEMM picks.
+struct AnyTier {};
+using HopperTier = std::integral_constant<tilepipe::GemmTier, tilepipe::GemmTier::kHopper>;
+template <class AB, class D, tilepipe::Layout LA, tilepipe::Layout LB, int Stages, class Tier = AnyTier>
 struct DispatchedGemm {
   using Arguments = tilepipe::GemmArguments<AB, D>;
   struct Policy {
@@ -208,9 +232,12 @@ struct DispatchedGemm {
     return e;
   }
   static tilepipe::Status run(const Arguments& a, cudaStream_t stream = nullptr) {
-    return config().run(erase(a), stream);
+    ErasedArgs e = erase(a);
+    if constexpr (!std::is_same_v<Tier, AnyTier>) e.tier = Tier::value;
+    return config().run(e, stream);
   }
   static std::size_t workspace_size(const Arguments& a) { return config().workspace_size(erase(a)); }
+  static tilepipe::GemmTier tier(const Arguments& a) { return config().tier(erase(a)); }
 };
 
 }  // namespace tptest

@@ -1,5 +1,9 @@
 // The Hopper tier (GemmSm90: TMA, mbarrier ring, wgmma, persistent warp-specialized kernel) and
 // GemmMultistage's choice of it. Skips where the device does not run sm_90a code.
+//
+// Most cases run the randomized test's table of GemmMultistage instantiations (gemm_dispatch.cuh)
+// on the Hopper tier (`run_on`), so that this file instantiates only what the table lacks: an
+// f16 -> bf16 GEMM and GemmSm90 itself with a fused operator.
 
 #include <gtest/gtest.h>
 
@@ -7,6 +11,7 @@
 #include <random>
 #include <vector>
 
+#include "gemm_dispatch.cuh"
 #include "gemm_test_util.cuh"
 
 namespace {
@@ -15,11 +20,14 @@ using tilepipe::Layout;
 using tptest::GemmCase;
 using tptest::Reference;
 
+// GemmMultistage (the table's) forced onto the Hopper tier.
 template <class AB, class D, Layout LA = Layout::kRowMajor, Layout LB = Layout::kColumnMajor,
-          int Stages = 4, class Op = tilepipe::Identity>
-using Sm90 = tilepipe::GemmSm90<AB, D, LA, LB, Stages, Op>;
+          int Stages = 4>
+using Sm90 = tptest::DispatchedGemm<AB, D, LA, LB, Stages, tptest::HopperTier>;
 
-bool hopper_tier_available() { return Sm90<__half, __half>::available(); }
+bool hopper_tier_available() {
+  return tilepipe::GemmSm90<__half, __half, Layout::kRowMajor, Layout::kColumnMajor>::available();
+}
 
 #define SKIP_WITHOUT_HOPPER_TIER()                                                              \
   if (!hopper_tier_available())                                                                 \
@@ -87,10 +95,11 @@ TEST(GemmSm90, LayoutsBf16) {
 
 TEST(GemmSm90, OutputTypesAndKZero) {
   SKIP_WITHOUT_HOPPER_TIER();
+  using F16ToBf16 = tilepipe::GemmSm90<__half, __nv_bfloat16, Layout::kRowMajor, Layout::kColumnMajor>;
   for (Layout l : {Layout::kRowMajor, Layout::kColumnMajor}) {
     GemmCase gc{127, 257, 131, l, 1.0f, 1.0f};
     tptest::run_gemm_case<Sm90<__half, float>, __half, float>(gc, Reference::kExactCpu, 70);
-    tptest::run_gemm_case<Sm90<__half, __nv_bfloat16>, __half, __nv_bfloat16>(gc, Reference::kExactCpu, 71);
+    tptest::run_gemm_case<F16ToBf16, __half, __nv_bfloat16>(gc, Reference::kExactCpu, 71);
   }
   // K == 0: D = beta * C, and A and B are never read.
   tptest::run_gemm_case<Sm90<__half, float>, __half, float>({33, 65, 0, Layout::kRowMajor, 1.0f, 2.0f},
@@ -126,7 +135,7 @@ TEST(GemmSm90, FusedOutputOperator) {
   SKIP_WITHOUT_HOPPER_TIER();
   for (Layout l : {Layout::kRowMajor, Layout::kColumnMajor}) {
     FusedCase c;
-    tptest::run_gemm_case_op<Sm90<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 4, FusedOp>, __half, __half>(
+    tptest::run_gemm_case_op<tilepipe::GemmSm90<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 4, FusedOp>, __half, __half>(
         {200, 300, 130, l, 1.0f, 1.0f}, Reference::kExactCpu, 100, c);
   }
 }
@@ -139,29 +148,40 @@ TEST(GemmSm90, LargeAgainstCublas) {
                                                           Reference::kCublas, 111);
 }
 
-// GemmMultistage takes the Hopper tier by itself with its default tile, and the Ampere tier for
-// split-K and explicit Ampere tiles.
+// GemmMultistage takes the Hopper tier by itself, and the Ampere tier for split-K; run_on refuses
+// split-K on the Hopper tier with a reason.
 TEST(GemmSm90, GemmMultistageChoosesTheTier) {
   SKIP_WITHOUT_HOPPER_TIER();
-  using Default = tilepipe::GemmMultistageSplitK<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 4>;
-  static_assert(Default::kHasHopperTier, "the default GemmMultistage has a Hopper tier");
-  typename Default::Arguments args;
+  // f16 TN at 2 stages is the table's split-K configuration of that type and layout.
+  const int index = tptest::find_config(tptest::DType::kF16, tptest::DType::kF16, Layout::kRowMajor,
+                                        Layout::kColumnMajor, 2);
+  ASSERT_GE(index, 0);
+  const tptest::GemmConfig& cfg = tptest::all_configs()[index];
+  ASSERT_TRUE(cfg.split_k);
+  tptest::DeviceBuffer<__half> a(256 * 1024), b(256 * 1024), d(256 * 256);
+  tptest::ErasedArgs args;
   args.m = 256;
   args.n = 256;
   args.k = 1024;
-  tptest::DeviceBuffer<__half> a(256 * 1024), b(256 * 1024), d(256 * 256);
   args.a = a.get();
   args.lda = 1024;
   args.b = b.get();
   args.ldb = 1024;
   args.d = d.get();
   args.ldd = 256;
-  EXPECT_EQ(Default::tier(args), tilepipe::GemmTier::kHopper);
+  EXPECT_EQ(cfg.tier(args), tilepipe::GemmTier::kHopper);
   args.split_k = 4;
-  EXPECT_EQ(Default::tier(args), tilepipe::GemmTier::kAmpere);
-  // The same cases as the Ampere tier's tests, through GemmMultistage (so the Hopper tier).
-  tptest::run_gemm_case<Default, __half, __half>({127, 257, 131, Layout::kRowMajor, 1.0f, 1.0f},
-                                                 Reference::kExactCpu, 120);
-  tptest::run_gemm_case<Default, __half, __half>({50, 60, 700, Layout::kRowMajor, 1.0f, 1.0f, 1, 0, false, 3},
-                                                 Reference::kExactCpu, 121);
+  EXPECT_EQ(cfg.tier(args), tilepipe::GemmTier::kAmpere);
+  tptest::DeviceBuffer<unsigned char> workspace(cfg.workspace_size(args));
+  args.workspace = workspace.get();
+  args.workspace_bytes = workspace.bytes();
+  args.tier = tilepipe::GemmTier::kHopper;
+  const tilepipe::Status refused = cfg.run(args, nullptr);
+  EXPECT_FALSE(refused);
+  EXPECT_NE(refused.message().find("split_k"), std::string::npos) << refused.message();
+  // Without a tier, the same table entry runs each case on the tier it picks: the Hopper tier,
+  // then the Ampere tier for split-K.
+  using Auto = tptest::DispatchedGemm<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 2>;
+  tptest::run_gemm_case<Auto, __half, __half>({127, 257, 131, Layout::kRowMajor, 1.0f, 1.0f},
+                                              Reference::kExactCpu, 120);
 }
