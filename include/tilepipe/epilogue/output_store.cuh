@@ -7,7 +7,29 @@
 #include <cstdint>
 
 #include "../detail/macros.cuh"
+#include "../layout/tile_shape.cuh"
 #include "../numeric/element_traits.cuh"
+
+namespace tilepipe {
+
+//! What every GEMM epilogue of tilepipe's is told (StagedEpilogue, WarpgroupEpilogue): D and C,
+//! alpha and beta, their layout, the problem's m and n (nothing outside is read or written), and
+//! the output operator.
+template <class ElementD, class OutputOp>
+struct EpilogueParams {
+  ElementD* d = nullptr;
+  const ElementD* c = nullptr;
+  std::int64_t ldd = 0;
+  std::int64_t ldc = 0;
+  float alpha = 1.0f;
+  float beta = 0.0f;
+  Layout layout = Layout::kRowMajor;  //!< layout of C and D
+  int m = 0;
+  int n = 0;
+  OutputOp op{};
+};
+
+}  // namespace tilepipe
 
 namespace tilepipe::detail {
 

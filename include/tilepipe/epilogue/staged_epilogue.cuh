@@ -89,18 +89,7 @@ class StagedEpilogue {
     alignas(16) float staged[kStagedFloats];  // (PassM, TileN + 8) or (TileN, PassM + 4)
   };
 
-  struct Params {
-    ElementD* d = nullptr;
-    const ElementD* c = nullptr;
-    std::int64_t ldd = 0;
-    std::int64_t ldc = 0;
-    float alpha = 1.0f;
-    float beta = 0.0f;
-    Layout layout = Layout::kRowMajor;  //!< layout of C and D
-    int m = 0;
-    int n = 0;
-    OutputOp op{};
-  };
+  using Params = EpilogueParams<ElementD, OutputOp>;
 
   TILEPIPE_DEVICE StagedEpilogue(SharedStorage& storage, int thread)
       : storage_(storage), thread_(thread) {}

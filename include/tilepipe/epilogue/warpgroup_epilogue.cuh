@@ -5,7 +5,7 @@
 //! tier's ring keeps all of it, and the producer is already filling it for the next tile).
 //! Row-major D gets two adjacent elements per store; column-major D one. `op` is an output
 //! operator (output_ops.cuh), the same as the Ampere tier's StagedEpilogue takes, with the same
-//! `Params`.
+//! `Params` (EpilogueParams).
 
 #include <cstdint>
 
@@ -13,6 +13,7 @@
 #include "../layout/tile_shape.cuh"
 #include "../numeric/element_traits.cuh"
 #include "output_ops.cuh"
+#include "output_store.cuh"
 
 namespace tilepipe {
 
@@ -27,19 +28,7 @@ class WarpgroupEpilogue {
   static constexpr int kN = kRegisters * 2;  // columns of the warpgroup's 64 x N tile
 
  public:
-  //! The same fields, in the same order, as StagedEpilogue::Params.
-  struct Params {
-    ElementD* d = nullptr;
-    const ElementD* c = nullptr;
-    std::int64_t ldd = 0;
-    std::int64_t ldc = 0;
-    float alpha = 1.0f;
-    float beta = 0.0f;
-    Layout layout = Layout::kRowMajor;  //!< layout of C and D
-    int m = 0;
-    int n = 0;
-    OutputOp op{};
-  };
+  using Params = EpilogueParams<ElementD, OutputOp>;
 
   //! Writes the 64 x N tile whose first element is `(m0, n0)` of D (this batch's D and C at
   //! `p.d`, `p.c`). `thread` is the thread's index in its warpgroup. Elements outside the
