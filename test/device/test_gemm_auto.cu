@@ -29,7 +29,10 @@ void run_case(const GemmCase& gc, Reference ref, std::uint32_t seed) {
   typename Auto::Arguments args;
   args.m = gc.m; args.n = gc.n; args.k = gc.k; args.batch_count = gc.batch;
   const GemmAutoConfig chosen = Auto::select(args, device_sms());
-  SCOPED_TRACE("GemmAuto chose " + chosen.name());
+  SCOPED_TRACE("GemmAuto chose " + chosen.name() + (chosen.tile == GemmAutoConfig::Tile::kLarge &&
+                                                            Auto::Hopper::available()
+                                                        ? " (the Hopper tier where it takes the arguments)"
+                                                        : ""));
   tptest::run_gemm_case<Auto, AB, D>(gc, ref, seed);
 }
 
@@ -88,4 +91,14 @@ TEST(GemmAuto, ChoicesOnThisDevice) {
   const tilepipe::Status s = AutoTN::run(a);
   EXPECT_EQ(s.code(), tilepipe::Status::Code::kInvalidArgument);
   EXPECT_NE(s.message().find(std::to_string(AutoTN::workspace_size(a))), std::string::npos) << s.message();
+  // The skinny problem stays on the Ampere tier (Small, split-K); a large one takes the Hopper
+  // tier where the device runs it.
+  EXPECT_EQ(AutoTN::tier(a), tilepipe::GemmTier::kAmpere);
+  constexpr std::size_t kLarge = 8192;  // chosen Large above
+  tptest::DeviceBuffer<__half> A2(kLarge * kLarge), B2(kLarge * kLarge), D2(kLarge * kLarge);
+  ASSERT_TRUE(A2.ok() && B2.ok() && D2.ok());
+  a.m = a.n = a.k = int(kLarge);
+  a.a = A2.get(); a.lda = kLarge; a.b = B2.get(); a.ldb = kLarge; a.d = D2.get(); a.ldd = kLarge;
+  EXPECT_EQ(AutoTN::tier(a), AutoTN::Hopper::available() ? tilepipe::GemmTier::kHopper
+                                                         : tilepipe::GemmTier::kAmpere);
 }

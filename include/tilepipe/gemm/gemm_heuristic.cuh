@@ -22,6 +22,11 @@
 //!    kMinKTilesPerSlice k-tiles and the factor stays within kMaxSplitK. So every one of the
 //!    slices runs (`split_k_slices`) and none is empty.
 //!
+//! On a device that runs the Hopper tier (an sm_90 GPU, a build for `90a`), the Large choice
+//! runs GemmSm90 with 4 stages (128 x 256 x 64, persistent) instead of the Ampere tile, where
+//! GemmSm90 takes the arguments (`tier(args)` says which ran); Medium and Small stay on the
+//! Ampere tier, whose smaller tiles fill the SMs where 128 x 256 tiles would not.
+//!
 //! The rule is nearly monotone: a problem with more output tiles never gets the Small tile once
 //! it had a larger one, nor a larger split factor, and a longer K never gets a smaller split
 //! factor; only the wave-tail exception moves between Large and Medium. The thresholds are named
@@ -184,8 +189,20 @@ class GemmAuto {
   using Medium = detail::GemmOfPolicy<ElementAB, ElementD, LayoutA, LayoutB, OutputOp, GemmAutoMediumPolicy>;
   using Small = detail::GemmOfPolicy<ElementAB, ElementD, LayoutA, LayoutB, OutputOp, GemmAutoSmallPolicy,
                                      /*SplitK=*/true>;
+  //! What the Large configuration runs on a device that runs the Hopper tier.
+  using Hopper = GemmSm90<ElementAB, ElementD, LayoutA, LayoutB, 4, OutputOp>;
   static constexpr Layout kLayoutA = LayoutA;
   static constexpr Layout kLayoutB = LayoutB;
+
+  //! The tier `run(args)` takes on the current device (for arguments `can_implement` accepts).
+  static GemmTier tier(const Arguments& args) {
+    int sms = 0;
+    if (!current_sm_count(&sms)) return GemmTier::kAmpere;
+    typename Hopper::Params p{};
+    return select(args, sms).tile == Config::Tile::kLarge && hopper_params(p, args)
+               ? GemmTier::kHopper
+               : GemmTier::kAmpere;
+  }
 
   //! The configuration `run` uses for `args` on a GPU with `sm_count` SMs (no device needed).
   static Config select(const Arguments& args, int sm_count) {
@@ -239,7 +256,12 @@ class GemmAuto {
     if (config.tile != Config::Tile::kSmall && config.split_k != 1) return invalid_config(config);
     const Arguments a = with_split(args, config.split_k);
     switch (config.tile) {
-      case Config::Tile::kLarge: return Large::run(a, stream);
+      case Config::Tile::kLarge: {
+        // GemmSm90's checks are the Large configuration's, plus its own.
+        typename Hopper::Params p{};
+        if (hopper_params(p, a)) return Hopper::launch(p, stream);
+        return Large::run(a, stream);
+      }
       case Config::Tile::kMedium: return Medium::run(a, stream);
       case Config::Tile::kSmall: return Small::run(a, stream);
     }
@@ -258,6 +280,11 @@ class GemmAuto {
   }
 
  private:
+  // The Hopper tier's parameters for `args`, if it takes them (see GemmMultistage's fallback).
+  static bool hopper_params(typename Hopper::Params& p, const Arguments& args) {
+    return Hopper::can_implement(args) && Hopper::make_params(p, args);
+  }
+
   static Arguments with_split(const Arguments& args, int split_k) {
     Arguments a = args;
     a.split_k = split_k;
