@@ -6,7 +6,8 @@
 #         [-DCUOBJDUMP=<cuobjdump> -DNVDISASM=<nvdisasm> -DSASS_BASELINE=<file>]
 #         -P check_codegen.cmake
 #
-# (a) the PTX must match every regex in REQUIRED_PTX below (and REQUIRED_PTX_sm_<arch>);
+# (a) the PTX must match every regex in REQUIRED_PTX below (and REQUIRED_PTX_sm_<arch>), and
+#     none in FORBIDDEN_PTX;
 # (b) ptxas (-Xptxas -v) must report 0 bytes stack frame and 0 bytes spill stores and
 #     loads for every function, and no warning (C7510: wgmma serialized; C7508: setmaxnreg
 #     ignored);
@@ -43,6 +44,12 @@ set(REQUIRED_PTX_sm_90a
       "wgmma\\.mma_async\\.sync\\.aligned\\.m64n[0-9]+k16\\.f32"   "wgmma"
   "setmaxnreg (register rebalancing between producer and consumers)"
       "setmaxnreg\\.(inc|dec)"                                   "setmaxnreg"
+)
+
+# The same form; the PTX must match none of these.
+set(FORBIDDEN_PTX
+  "%globaltimer reads (the pipeline trace of trace/trace.cuh is compiled in: without TILEPIPE_TRACE it must cost nothing)"
+      "%globaltimer"                                              "globaltimer"
 )
 
 # ---- What the SASS must contain (needs cuobjdump) --------------------------------------
@@ -184,6 +191,15 @@ foreach(arch IN LISTS ARCHS)
         "    lines of ${base}.ptx matching '${family}':\n${shown}")
     endif()
   endforeach()
+
+  set(forbidden ${FORBIDDEN_PTX})
+  while(forbidden)
+    list(POP_FRONT forbidden what regex family)
+    if(ptx MATCHES "${regex}")
+      matching_lines(shown "${ptx}" "${family}" 6)
+      string(APPEND failures "  sm_${arch} PTX: has ${what}:\n${shown}")
+    endif()
+  endwhile()
 
   # ---- (b) ptxas report -------------------------------------------------------------------
   run_nvcc(${arch} "a cubin" "${base}.cubin" report -cubin "${target}" -Xptxas -v)

@@ -11,6 +11,7 @@
 #include "../block/smem_ring_buffer.cuh"
 #include "../layout/tile_shape.cuh"
 #include "../numeric/element_traits.cuh"
+#include "../trace/trace.cuh"
 #include "../warp/fragment_loader.cuh"
 #include "../warp/warp_mma.cuh"
 #include "gemm_policy.cuh"
@@ -169,11 +170,15 @@ class MultistageMainloop {
     TILEPIPE_UNROLL
     for (int t = 0; t < kStages - 1; ++t) {
       c.ring.producer_acquire();
-      if (t < k_tiles) issue_tile(c, t);
+      if (t < k_tiles) {
+        issue_tile(c, t);
+        trace::record(trace::Event::kLoadIssued, t);
+      }
       c.ring.producer_commit();
     }
     if (k_tiles > 0) {
       c.ring.consumer_wait();
+      trace::record(trace::Event::kWaitDone, 0);
       c.frag_a.load(c.fa[0], c.ring.read_stage().a, 0);
       c.frag_b.load(c.fb[0], c.ring.read_stage().b, 0);
     }
@@ -203,17 +208,24 @@ class MultistageMainloop {
         // This k-block's share of tile t + S - 1's copies; commit before the wait below.
         if (kb == 0) c.ring.producer_acquire();
         issue_share(c, t + kStages - 1, kb);
-        if (last_k_block) c.ring.producer_commit();
+        if (last_k_block) {
+          c.ring.producer_commit();
+          trace::record(trace::Event::kLoadIssued, t + kStages - 1);
+        }
       } else if (kb == 0) {
         // Refill the slot of tile t - 1, and commit before this iteration's wait (below or,
         // with one k-block per tile, right here) so that the group count holds.
         c.ring.producer_acquire();
-        if (t + kStages - 1 < k_tiles) issue_tile(c, t + kStages - 1);
+        if (t + kStages - 1 < k_tiles) {
+          issue_tile(c, t + kStages - 1);
+          trace::record(trace::Event::kLoadIssued, t + kStages - 1);
+        }
         c.ring.producer_commit();
       }
       if (last_k_block) {
         c.ring.consumer_release();
         c.ring.consumer_wait();  // tile t + 1 has landed; every warp has its last fragments of tile t
+        if (kSteady || t + 1 < k_tiles) trace::record(trace::Event::kWaitDone, t + 1);
       }
       if (kSteady || !last_k_block || t + 1 < k_tiles) {  // steady: tile t + 1 always exists
         const Stage& stage = c.ring.read_stage();  // tile t, or tile t + 1 at the last k-block
@@ -223,6 +235,7 @@ class MultistageMainloop {
       }
       mma(acc, c.fa[kb % 2], c.fb[kb % 2]);
     }
+    trace::record(trace::Event::kMmaDone, t);
     if constexpr (FragmentLoaderA::kKBlocks % 2 == 1) {
       // An odd number of k-blocks left tile t + 1's first fragments in buffer 1.
       c.fa[0] = c.fa[1];

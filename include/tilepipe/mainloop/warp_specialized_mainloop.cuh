@@ -19,6 +19,7 @@
 #include "../detail/macros.cuh"
 #include "../layout/pipeline_state.cuh"
 #include "../layout/tile_shape.cuh"
+#include "../trace/trace.cuh"
 #include "../warp/warpgroup_mma.cuh"
 
 namespace tilepipe {
@@ -94,6 +95,8 @@ class WarpSpecializedMainloop {
     for (int kt = 0; kt < k_tiles; ++kt) {
       ring_.producer_acquire(state);
       std::uint64_t* full = ring_.producer_arm(state, Loader::kBytesPerStage);
+      // (Recorded before the copies, so that no consumer's wait can be recorded before it.)
+      trace::record(trace::Event::kLoadIssued, traced_.next());
       Loader::load(p, s_.a[state.index()], s_.b[state.index()], full, kt * Config::kK, m0, n0, batch);
       state.advance();
     }
@@ -110,26 +113,33 @@ class WarpSpecializedMainloop {
     const bool releases = threadIdx.x % 32 == 0;  // one arrival per warp
 
     ring_.consumer_wait(state);
+    int traced = traced_.next();  // the k-tile's number in the trace (trace/trace.cuh)
+    trace::record(trace::Event::kWaitDone, traced);
     Mma::issue(acc, s_.a[state.index()] + a_offset, s_.b[state.index()]);
     State in_flight = state;
     state.advance();
     for (int kt = 1; kt < k_tiles; ++kt) {
       ring_.consumer_wait(state);
+      trace::record(trace::Event::kWaitDone, traced + 1);
       Mma::issue(acc, s_.a[state.index()] + a_offset, s_.b[state.index()]);
       // The previous k-tile's group has completed: its slot may be refilled.
       arch::wgmma_wait_group<1>();
+      trace::record(trace::Event::kMmaDone, traced);
       if (releases) ring_.consumer_release(in_flight);
       in_flight = state;
       state.advance();
+      traced = traced_.next();
     }
     arch::wgmma_wait_group<0>();
     arch::wgmma_fence_operands(acc.x);
+    trace::record(trace::Event::kMmaDone, traced);
     if (releases) ring_.consumer_release(in_flight);
   }
 
  private:
   SharedStorage& s_;
   Ring ring_;
+  trace::KTileCounter traced_;  // k-tiles this role has passed, for the trace only
 };
 
 }  // namespace tilepipe
