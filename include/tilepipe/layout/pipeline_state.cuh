@@ -45,12 +45,6 @@ class PipelineState {
     return *this;
   }
 
-  //! The state after `steps` advances (for a role that joins the ring late).
-  TILEPIPE_HOST_DEVICE static constexpr PipelineState after(long long steps) {
-    return PipelineState(static_cast<int>(steps % Stages),
-                         static_cast<unsigned>((steps / Stages) & 1));
-  }
-
   TILEPIPE_HOST_DEVICE friend constexpr bool operator==(PipelineState a, PipelineState b) {
     return a.index_ == b.index_ && a.phase_ == b.phase_;
   }

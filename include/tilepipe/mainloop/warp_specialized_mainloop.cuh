@@ -58,8 +58,6 @@ class WarpSpecializedMainloop {
   static constexpr int kStages = Config::kStages;
   static constexpr int kConsumers = Config::kConsumers;
   static constexpr int kThreads = Config::kThreads;
-  static constexpr Layout kLayoutA = LayoutA;
-  static constexpr Layout kLayoutB = LayoutB;
 
   using Loader = TmaTileLoader<Element, LayoutA, LayoutB, Config::kM, Config::kN, Config::kK>;
   using Ring = MbarrierRing<kStages>;
