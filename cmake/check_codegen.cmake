@@ -38,6 +38,8 @@ set(REQUIRED_PTX
 set(REQUIRED_PTX_sm_90a
   "TMA tile copies completing on an mbarrier"
       "cp\\.async\\.bulk\\.tensor\\.3d[^\n]*mbarrier::complete_tx::bytes"  "cp\\.async\\.bulk"
+  "TMA tile stores from shared memory (the epilogue)"
+      "cp\\.async\\.bulk\\.tensor\\.3d\\.global\\.shared::cta[^\n]*bulk_group"  "cp\\.async\\.bulk"
   "parity waits on mbarriers"
       "mbarrier\\.try_wait\\.parity"                           "mbarrier"
   "wgmma.mma_async m64nNk16 (warpgroup MMA)"
@@ -65,6 +67,7 @@ set(REQUIRED_SASS
 )
 set(REQUIRED_SASS_HOPPER
   "UTMALDG (TMA tile loads)"                     "^UTMALDG"                                "^UTMA"
+  "UTMASTG (TMA tile stores of the epilogue)"     "^UTMASTG"                                "^UTMA"
   "HGMMA ...F32 (wgmma, f32 accumulate)"          "^HGMMA\\.64x[0-9]+x16\\.F32"            "^HGMMA"
   "SYNCS parity waits (mbarrier try_wait)"        "^SYNCS\\.PHASECHK"                       "^SYNCS"
   "USETMAXREG (setmaxnreg)"                       "^USETMAXREG"                             "^USETMAXREG"
@@ -85,6 +88,7 @@ set(SASS_COUNTS
   HMMA    "^HMMA"
   BAR     "^BAR(\\.|$)"
   UTMALDG "^UTMALDG"
+  UTMASTG "^UTMASTG"
   HGMMA   "^HGMMA"
   SYNCS   "^SYNCS"
 )
@@ -94,7 +98,7 @@ set(SASS_COUNTS
 # kernel is renamed; only the regex here needs to follow.
 set(SASS_BASELINE_KERNELS
   "default_f16_tn"  "."  "MultistageMainloop<__half, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)1, [^>]*, 4>.*StagedEpilogue<__half,"  "LDGSTS,LDSM,HMMA"
-  "hopper_f16_tn"   "^90a$"  "WarpSpecializedMainloop<__half, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)1, [^>]*, 4>.*WarpgroupEpilogue<__half,"  "UTMALDG,HGMMA,SYNCS"
+  "hopper_f16_tn"   "^90a$"  "WarpSpecializedMainloop<__half, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)1, [^>]*, 4>.*WarpgroupEpilogue<__half,"  "UTMALDG,UTMASTG,HGMMA,SYNCS"
 )
 set(SASS_BASELINE_TOLERANCE 5)  # percent
 

@@ -1,8 +1,9 @@
 #pragma once
 //! \file
-//! TMA (the tensor memory accelerator, sm_90): 2-D and 3-D tile copies from global to shared
-//! memory that complete on an mbarrier with a transaction count, through `cuda::ptx`.
-//! The tensor map (`CUtensorMap`) is built on the host (host/tensor_map.cuh) and passed to the
+//! TMA (the tensor memory accelerator, sm_90), through `cuda::ptx`: 2-D and 3-D tile copies from
+//! global to shared memory that complete on an mbarrier with a transaction count, and 3-D tile
+//! stores from shared to global memory that complete in bulk groups.
+//! The tensor map (`CUtensorMap`) is built on the host (detail/tensor_map.cuh) and passed to the
 //! kernel as a `const __grid_constant__` parameter.
 
 #include <cuda/ptx>
@@ -28,6 +29,41 @@ TILEPIPE_DEVICE void tma_load(void* dst, const void* map, std::uint64_t* bar, in
   const std::int32_t coords[3] = {c0, c1, c2};
   cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, dst, map,
                                   coords, bar);
+}
+
+//! Stores the box at `src` (shared memory, written by this block's threads and published to
+//! the copy engine with `fence_proxy_async_shared`) to `(c0, c1, c2)` of the tensor map at `map`.
+//! Elements of the box past the tensor's extent are not written. One thread issues it; it joins
+//! that thread's open bulk group (`tma_store_commit` closes it).
+TILEPIPE_DEVICE void tma_store(const void* map, const void* src, int c0, int c1, int c2) {
+  const std::int32_t coords[3] = {c0, c1, c2};
+  cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_global, cuda::ptx::space_shared, map, coords, src);
+}
+
+//! Closes this thread's bulk group of stores.
+TILEPIPE_DEVICE void tma_store_commit() { cuda::ptx::cp_async_bulk_commit_group(); }
+
+//! Waits until at most `N` of this thread's bulk groups are still reading shared memory (their
+//! source may then be overwritten).
+template <int N>
+TILEPIPE_DEVICE void tma_store_wait_read() {
+  cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<N>{});
+}
+
+//! Waits until at most `N` of this thread's bulk groups are incomplete (writes done).
+template <int N>
+TILEPIPE_DEVICE void tma_store_wait() {
+  cuda::ptx::cp_async_bulk_wait_group(cuda::ptx::n32_t<N>{});
+}
+
+//! Orders this thread's earlier shared-memory writes before later copy-engine reads of them.
+TILEPIPE_DEVICE void fence_proxy_async_shared() {
+  cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
+}
+
+//! Barrier `id` (1..15; 0 is `__syncthreads`) among `threads` threads (a multiple of 32).
+TILEPIPE_DEVICE void named_barrier_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
 //! Fetches the tensor map at `map` (a kernel parameter) into the TMA unit's cache ahead of the

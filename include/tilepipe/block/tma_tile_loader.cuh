@@ -15,8 +15,6 @@
 //! Boxes reaching past M, N or K are zero-filled by the copy engine, so residues need no code,
 //! and batches are the tensor's third dimension.
 
-#include <cuda.h>
-#include <cudaTypedefs.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -27,28 +25,11 @@
 
 #include "../arch/tma.cuh"
 #include "../detail/macros.cuh"
+#include "../detail/tensor_map.cuh"
 #include "../layout/tile_shape.cuh"
 #include "../status.cuh"
 
 namespace tilepipe {
-
-namespace detail {
-
-//! `cuTensorMapEncodeTiled` from the driver, found through the runtime (no link to libcuda).
-inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
-  static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
-    void* p = nullptr;
-    cudaDriverEntryPointQueryResult q{};
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault,
-                                         &q) != cudaSuccess ||
-        q != cudaDriverEntryPointSuccess)
-      p = nullptr;
-    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
-  }();
-  return fn;
-}
-
-}  // namespace detail
 
 //! TMA copies of A and B k-tiles for `Element` (`__half` or `__nv_bfloat16`) operands.
 //!
@@ -129,7 +110,7 @@ struct TmaTileLoader {
     if (fn == nullptr)
       return Status::error(Status::Code::kCudaError,
                            "TmaTileLoader: the driver has no cuTensorMapEncodeTiled (CUDA 12.0+)");
-    constexpr std::int64_t kMaxStride = std::int64_t(1) << 40;  // TMA's limit, in bytes
+    constexpr std::int64_t kMaxStride = detail::kTensorMapMaxStride;
     const std::int64_t e = sizeof(Element);
     if (ld * e >= kMaxStride)
       return invalid(std::string(ld_name) + " = " + std::to_string(ld) +
@@ -147,10 +128,8 @@ struct TmaTileLoader {
     const cuuint32_t box[3] = {64, static_cast<cuuint32_t>(k_major ? tile_rows : TileK), 1};
     const cuuint32_t element_strides[3] = {1, 1, 1};
     const CUresult r =
-        fn(&map,
-           std::is_same_v<Element, __half> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
-                                           : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
-           3, const_cast<Element*>(ptr), dims, strides, box, element_strides,
+        fn(&map, detail::tensor_map_data_type<Element>(), 3, const_cast<Element*>(ptr), dims,
+           strides, box, element_strides,
            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS)

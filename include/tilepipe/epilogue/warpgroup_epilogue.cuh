@@ -1,17 +1,26 @@
 #pragma once
 //! \file
-//! WarpgroupEpilogue: D = op(alpha * acc + beta * C) straight from a warpgroup's wgmma
-//! accumulators to global memory, one warpgroup at a time and without shared memory (the Hopper
-//! tier's ring keeps all of it, and the producer is already filling it for the next tile).
-//! Row-major D gets two adjacent elements per store; column-major D one. `op` is an output
-//! operator (output_ops.cuh), the same as the Ampere tier's StagedEpilogue takes, with the same
-//! `Params` (EpilogueParams).
+//! WarpgroupEpilogue: D = op(alpha * acc + beta * C) from a warpgroup's wgmma accumulators,
+//! staged through shared memory and written by TMA stores. The warpgroup converts its 64 x N
+//! tile one chunk of 64 lines x 128 bytes at a time into one of two 8 KB buffers (128-byte
+//! swizzled, so the writes are free of bank conflicts), and one thread hands each chunk to the
+//! copy engine, which writes it to D while the warpgroup converts the next chunk and then goes
+//! on to its next tile's MMAs: the tensor cores wait only for the conversion, not for D's writes.
+//! TMA writes nothing outside the problem, so edge tiles need no code. C (for `beta != 0`) is
+//! read directly from global memory. `op` is an output operator (output_ops.cuh), the same as the
+//! Ampere tier's StagedEpilogue takes, with the same EpilogueParams.
+
+#include <cuda.h>
 
 #include <cstdint>
+#include <string>
 
+#include "../arch/tma.cuh"
 #include "../detail/macros.cuh"
+#include "../detail/tensor_map.cuh"
 #include "../layout/tile_shape.cuh"
 #include "../numeric/element_traits.cuh"
+#include "../status.cuh"
 #include "output_ops.cuh"
 #include "output_store.cuh"
 
@@ -24,71 +33,175 @@ template <class ElementD, class Accumulators, class OutputOp = Identity>
 class WarpgroupEpilogue {
   static_assert(is_supported_element_v<ElementD>,
                 "WarpgroupEpilogue: D must be float, __half or __nv_bfloat16");
-  static constexpr int kRegisters = Accumulators::kRegisters;
-  static constexpr int kN = kRegisters * 2;  // columns of the warpgroup's 64 x N tile
+  static constexpr int kN = Accumulators::kRegisters * 2;  // columns of the warpgroup's 64 x N tile
+  static constexpr int kBytes = static_cast<int>(sizeof(ElementD));
+  //! Elements of D in one 128-byte line of a chunk (along D's contiguous dimension).
+  static constexpr int kLine = 128 / kBytes;
+  static constexpr int kChunkBytes = 64 * 128;  // 64 lines: TMA's box is (kLine, 64)
+  static constexpr int kChunks = 64 * kN * kBytes / kChunkBytes;
 
  public:
-  using Params = EpilogueParams<ElementD, OutputOp>;
+  struct Params {
+    CUtensorMap d;  //!< D as a (contiguous dimension, other dimension, batch) tensor
+    EpilogueParams<ElementD, OutputOp> out;
+    std::int64_t batch_stride_c = 0;
+  };
 
-  //! Writes the 64 x N tile whose first element is `(m0, n0)` of D (this batch's D and C at
-  //! `p.d`, `p.c`). `thread` is the thread's index in its warpgroup. Elements outside the
-  //! `m x n` problem are neither read nor written.
-  TILEPIPE_DEVICE static void store(const Accumulators& acc, const Params& p, int m0, int n0, int thread) {
-    const bool full = m0 + 64 <= p.m && n0 + kN <= p.n;
-    if (p.layout == Layout::kRowMajor) {
-      if (p.beta != 0.0f) run<true, true>(acc, p, m0, n0, thread, full);
-      else run<true, false>(acc, p, m0, n0, thread, full);
+  //! Two chunk buffers per warpgroup (16 KB).
+  struct SharedStorage {
+    alignas(1024) unsigned char chunk[2][kChunkBytes];
+  };
+
+  //! The parameters for `out` (an `m x n` D, `m, n >= 1`) with `batches` batches. Fails with a
+  //! message naming the argument where TMA cannot address D.
+  static Status make_params(Params& p, const EpilogueParams<ElementD, OutputOp>& out,
+                            std::int64_t batch_stride_c, std::int64_t batch_stride_d, int batches) {
+    p.out = out;
+    p.batch_stride_c = batch_stride_c;
+    const auto fn = detail::tensor_map_encoder();
+    if (fn == nullptr)
+      return error(Status::Code::kCudaError, "the driver has no cuTensorMapEncodeTiled (CUDA 12.0+)");
+    const bool batched = batches > 1;
+    if (out.ldd * kBytes >= detail::kTensorMapMaxStride)
+      return error(Status::Code::kInvalidArgument,
+                   "ldd = " + std::to_string(out.ldd) + " exceeds TMA's largest stride (2^40 bytes)");
+    if (batched && batch_stride_d * kBytes >= detail::kTensorMapMaxStride)
+      return error(Status::Code::kInvalidArgument, "batch_stride_d = " + std::to_string(batch_stride_d) +
+                                                       " exceeds TMA's largest stride (2^40 bytes)");
+    const bool row_major = out.layout == Layout::kRowMajor;
+    const cuuint64_t dims[3] = {static_cast<cuuint64_t>(row_major ? out.n : out.m),
+                                static_cast<cuuint64_t>(row_major ? out.m : out.n),
+                                static_cast<cuuint64_t>(batched ? batches : 1)};
+    const cuuint64_t strides[2] = {static_cast<cuuint64_t>(out.ldd * kBytes),
+                                   static_cast<cuuint64_t>((batched ? batch_stride_d : out.ldd) * kBytes)};
+    const cuuint32_t box[3] = {kLine, 64, 1};
+    const cuuint32_t element_strides[3] = {1, 1, 1};
+    const CUresult r = fn(&p.d, detail::tensor_map_data_type<ElementD>(), 3, out.d, dims, strides,
+                          box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                          CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                          CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS)
+      return error(Status::Code::kInvalidArgument,
+                   "cuTensorMapEncodeTiled refused D (error " + std::to_string(static_cast<int>(r)) +
+                       "; ldd = " + std::to_string(out.ldd) +
+                       ", batch_stride_d = " + std::to_string(batch_stride_d) + ")");
+    return Status::success();
+  }
+
+  //! Fetches D's tensor map into the TMA unit's cache (one thread, before the first store).
+  TILEPIPE_DEVICE static void prefetch(const Params& p) { arch::tma_prefetch_descriptor(&p.d); }
+
+  //! The epilogue of one warpgroup: `storage` is its own, `barrier` a named barrier (1..15) no
+  //! other warpgroup uses, `thread` its index in the warpgroup.
+  TILEPIPE_DEVICE WarpgroupEpilogue(SharedStorage& storage, int barrier, int thread)
+      : s_(storage), barrier_(barrier), thread_(thread) {}
+
+  //! Writes the 64 x N tile whose first element is `(m0, n0)` of batch `batch` of D. Elements
+  //! outside the `m x n` problem are neither read nor written. Returns once the tile is in shared
+  //! memory and handed to the copy engine; `finish` waits for the writes.
+  TILEPIPE_DEVICE void store(const Accumulators& acc, const Params& p, int m0, int n0, int batch) {
+    const EpilogueParams<ElementD, OutputOp>& o = p.out;
+    if (m0 >= o.m) return;  // the whole warpgroup's rows are past M (uniform in the warpgroup)
+    const bool full = m0 + 64 <= o.m && n0 + kN <= o.n;
+    const ElementD* c = o.beta != 0.0f ? o.c + batch * p.batch_stride_c : nullptr;
+    if (o.layout == Layout::kRowMajor) {
+      if (c != nullptr) run<true, true>(acc, p, c, m0, n0, batch, full);
+      else run<true, false>(acc, p, c, m0, n0, batch, full);
     } else {
-      if (p.beta != 0.0f) run<false, true>(acc, p, m0, n0, thread, full);
-      else run<false, false>(acc, p, m0, n0, thread, full);
+      if (c != nullptr) run<false, true>(acc, p, c, m0, n0, batch, full);
+      else run<false, false>(acc, p, c, m0, n0, batch, full);
     }
   }
 
+  //! Waits until every store this warpgroup handed over has been written (before the block
+  //! exits: its shared memory must outlive the copies).
+  TILEPIPE_DEVICE void finish() const {
+    if (thread_ == 0) arch::tma_store_wait<0>();
+  }
+
  private:
+  // Byte offset of element `pos` of line `line` in a 128-byte-swizzled chunk: the 16-byte
+  // group of the element is XORed with the line's index modulo 8 (TMA's SWIZZLE_128B).
+  TILEPIPE_HOST_DEVICE static constexpr int offset_of(int line, int pos) {
+    return line * 128 + ((((pos * kBytes) / 16) ^ (line % 8)) * 16) + (pos * kBytes) % 16;
+  }
+
+  template <bool kRowMajor, bool kBeta>
+  TILEPIPE_DEVICE static ElementD value(float x, const EpilogueParams<ElementD, OutputOp>& o,
+                                        const ElementD* c, int row, int col, bool full) {
+    if (!full && (row >= o.m || col >= o.n)) return from_float<ElementD>(0.0f);  // clipped by TMA
+    float v = o.alpha * x;
+    if constexpr (kBeta) v += o.beta * to_float(c[kRowMajor ? row * o.ldc + col : col * o.ldc + row]);
+    return from_float<ElementD>(o.op(v, row, col));
+  }
+
   struct alignas(2 * sizeof(ElementD)) Pair {
     ElementD v[2];
   };
 
   template <bool kRowMajor, bool kBeta>
-  TILEPIPE_DEVICE static void run(const Accumulators& acc, const Params& p, int m0, int n0,
-                                  int thread, bool full) {
+  TILEPIPE_DEVICE void run(const Accumulators& acc, const Params& p, const ElementD* c, int m0,
+                           int n0, int batch, bool full) {
+    const EpilogueParams<ElementD, OutputOp>& o = p.out;
     // Registers {4j, 4j+1} are columns (c, c+1) of row r, {4j+2, 4j+3} the same of row r + 8.
     TILEPIPE_UNROLL
-    for (int i = 0; i < kRegisters; i += 2) {
-      const int row = m0 + Accumulators::row_of(thread, i);
-      const int col = n0 + Accumulators::col_of(thread, i);
-      float v0 = p.alpha * acc.x[i];
-      float v1 = p.alpha * acc.x[i + 1];
-      const bool row_ok = full || row < p.m;
+    for (int q = 0; q < kChunks; ++q) {
+      unsigned char* buffer = s_.chunk[next_];
+      int c0, c1;  // the chunk's coordinates in D's tensor map
       if constexpr (kRowMajor) {
-        // D's rows are 16-byte aligned (ldd and d are), and col is even: a pair is aligned.
-        const std::int64_t at = row * p.ldd + col;
-        if (row_ok && (full || col + 1 < p.n)) {
-          if constexpr (kBeta) {
-            const Pair c = *reinterpret_cast<const Pair*>(p.c + (row * p.ldc + col));
-            v0 += p.beta * to_float(c.v[0]);
-            v1 += p.beta * to_float(c.v[1]);
-          }
-          Pair out;
-          out.v[0] = from_float<ElementD>(p.op(v0, row, col));
-          out.v[1] = from_float<ElementD>(p.op(v1, row, col + 1));
-          *reinterpret_cast<Pair*>(p.d + at) = out;
-        } else if (row_ok && col < p.n) {
-          if constexpr (kBeta) v0 += p.beta * to_float(p.c[row * p.ldc + col]);
-          p.d[at] = from_float<ElementD>(p.op(v0, row, col));
+        // Chunk q: all 64 rows, columns q * kLine ..; a pair of registers is one store.
+        c0 = n0 + q * kLine;
+        c1 = m0;
+        TILEPIPE_UNROLL
+        for (int j = 0; j < kLine / 2; j += 2) {
+          const int i = q * kLine / 2 + j;
+          const int r = Accumulators::row_of(thread_, i);
+          const int col = Accumulators::col_of(thread_, i);
+          Pair v;
+          v.v[0] = value<true, kBeta>(acc.x[i], o, c, m0 + r, n0 + col, full);
+          v.v[1] = value<true, kBeta>(acc.x[i + 1], o, c, m0 + r, n0 + col + 1, full);
+          *reinterpret_cast<Pair*>(buffer + offset_of(r, col - q * kLine)) = v;
         }
       } else {
-        TILEPIPE_UNROLL
-        for (int j = 0; j < 2; ++j) {
-          const int cj = col + j;
-          if (!row_ok || !(full || cj < p.n)) continue;
-          float v = j == 0 ? v0 : v1;
-          if constexpr (kBeta) v += p.beta * to_float(p.c[cj * p.ldc + row]);
-          p.d[cj * p.ldd + row] = from_float<ElementD>(p.op(v, row, cj));
+        // Chunk q: columns 64 * (q / kBlocks) .. (the lines), rows kLine * (q % kBlocks) ..;
+        // with f32 D a warp's 16 rows lie in one of the two row blocks, and the other warps wait.
+        constexpr int kBlocks = 64 / kLine;
+        const int cols = q / kBlocks;
+        const int rows = q % kBlocks;
+        c0 = m0 + rows * kLine;
+        c1 = n0 + 64 * cols;
+        if ((16 * (thread_ / 32)) / kLine == rows) {
+          TILEPIPE_UNROLL
+          for (int j = 0; j < 32; ++j) {
+            const int i = cols * 32 + j;
+            const int r = Accumulators::row_of(thread_, i);
+            const int col = Accumulators::col_of(thread_, i);
+            *reinterpret_cast<ElementD*>(buffer + offset_of(col - 64 * cols, r - rows * kLine)) =
+                value<false, kBeta>(acc.x[i], o, c, m0 + r, n0 + col, full);
+          }
         }
       }
+      // Publish the chunk to the copy engine. Thread 0 also waits until the previous chunk's
+      // store has read the other buffer, which the next chunk overwrites.
+      arch::fence_proxy_async_shared();
+      if (thread_ == 0) arch::tma_store_wait_read<0>();
+      arch::named_barrier_sync(barrier_, 128);
+      if (thread_ == 0) {
+        arch::tma_store(&p.d, buffer, c0, c1, batch);
+        arch::tma_store_commit();
+      }
+      next_ ^= 1;
     }
   }
+
+  static Status error(Status::Code code, const std::string& msg) {
+    return Status::error(code, "WarpgroupEpilogue: " + msg);
+  }
+
+  SharedStorage& s_;
+  int barrier_;
+  int thread_;
+  int next_ = 0;  // the buffer the next chunk goes to
 };
 
 }  // namespace tilepipe

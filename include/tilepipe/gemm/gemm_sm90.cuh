@@ -109,16 +109,17 @@ class GemmSm90 {
   }
 
   //! The kernel's parameters for `a` (tensor maps included), for arguments that passed
-  //! `check_arguments`. Fails where TMA cannot address A or B.
+  //! `check_arguments`. Fails where TMA cannot address A, B or D.
   static Status make_params(Params& p, const Arguments& a) {
     p.k = a.k;
     p.tiles_m = (a.m + Config::kM - 1) / Config::kM;
     p.tiles_n = (a.n + Config::kN - 1) / Config::kN;
     p.batches = a.batch_count;
-    p.batch_stride_c = a.batch_stride_c;
-    p.batch_stride_d = a.batch_stride_d;
-    p.epilogue = {a.d, a.c, a.ldd, a.ldc, a.alpha, a.beta, a.layout_cd, a.m, a.n, a.output_op};
-    if (a.m == 0 || a.n == 0 || a.batch_count == 0 || a.k == 0) return Status::success();
+    if (a.m == 0 || a.n == 0 || a.batch_count == 0) return Status::success();  // nothing to launch
+    Status s = Epilogue::make_params(
+        p.epilogue, {a.d, a.c, a.ldd, a.ldc, a.alpha, a.beta, a.layout_cd, a.m, a.n, a.output_op},
+        a.batch_stride_c, a.batch_stride_d, a.batch_count);
+    if (!s || a.k == 0) return s;  // with K = 0 the kernel only writes beta * C
     return Mainloop::Loader::make_params(p.load, a.a, a.lda, a.batch_stride_a, a.b, a.ldb,
                                          a.batch_stride_b, a.m, a.n, a.k, a.batch_count);
   }

@@ -19,7 +19,7 @@
 namespace tilepipe {
 
 //! \tparam Mainloop  a WarpSpecializedMainloop
-//! \tparam Epilogue  a WarpgroupEpilogue of its accumulators
+//! \tparam Epilogue  a WarpgroupEpilogue of its accumulators (TMA stores through shared memory)
 //! \tparam Raster    the tile order within a batch (`GroupedRaster<8>`)
 template <class Mainloop, class Epilogue, class Raster>
 struct GemmKernelSm90 {
@@ -35,27 +35,33 @@ struct GemmKernelSm90 {
           ? 256
           : (65536 / 128 - kProducerRegisters) / Mainloop::kConsumers / 8 * 8;
 
-  using SharedStorage = typename Mainloop::SharedStorage;
+  //! The mainloop's ring, then each consumer warpgroup's epilogue buffers.
+  struct SharedStorage {
+    typename Mainloop::SharedStorage mainloop;
+    typename Epilogue::SharedStorage epilogue[Mainloop::kConsumers];
+  };
   //! Dynamic shared memory to request: the storage plus room to align it to 1024 bytes (the
   //! 128-byte swizzle's period, which TMA and wgmma both assume).
   static constexpr std::size_t kSharedBytes = sizeof(SharedStorage) + 1024;
 
   struct Params {
     typename Mainloop::Params load;  //!< the tensor maps of A and B
+    typename Epilogue::Params epilogue;  //!< D's tensor map, C, alpha, beta, the output operator
     int k;
     int tiles_m, tiles_n, batches;
-    std::int64_t batch_stride_c, batch_stride_d;
-    typename Epilogue::Params epilogue;  //!< D, C, alpha, beta, the output operator, m and n
   };
 
   TILEPIPE_DEVICE void operator()(const Params& p, SharedStorage& storage) const {
-    if (threadIdx.x == 0) Mainloop::init(storage, p.load);
+    if (threadIdx.x == 0) {
+      Mainloop::init(storage.mainloop, p.load);
+      Epilogue::prefetch(p.epilogue);
+    }
     __syncthreads();
 
     const Scheduler scheduler(p.tiles_m, p.tiles_n, p.batches);
     const int k_tiles = Mainloop::k_tiles(p.k);
     const int warpgroup = threadIdx.x / 128;
-    Mainloop mainloop(storage);
+    Mainloop mainloop(storage.mainloop);
     typename Mainloop::State state;  // each role walks the ring from slot 0, phase 0
 
     // Each role is one branch, as setmaxnreg requires; no block-wide barrier follows.
@@ -70,16 +76,15 @@ struct GemmKernelSm90 {
     } else {
       arch::setmaxnreg_inc<kConsumerRegisters>();
       const int consumer = warpgroup - 1;
-      const int thread = threadIdx.x % 128;
+      // Named barrier 1 + consumer: each consumer warpgroup's own (0 is __syncthreads).
+      Epilogue epilogue(storage.epilogue[consumer], 1 + consumer, threadIdx.x % 128);
       typename Mainloop::Accumulators acc;
       for (long long item = blockIdx.x; item < scheduler.items(); item += gridDim.x) {
         const WorkTile t = scheduler.tile_of(item);
         mainloop.consume(acc, state, consumer, k_tiles);
-        typename Epilogue::Params ep = p.epilogue;
-        ep.d += t.batch * p.batch_stride_d;
-        if (ep.beta != 0.0f) ep.c += t.batch * p.batch_stride_c;
-        Epilogue::store(acc, ep, t.m * Tile::kM + 64 * consumer, t.n * Tile::kN, thread);
+        epilogue.store(acc, p.epilogue, t.m * Tile::kM + 64 * consumer, t.n * Tile::kN, t.batch);
       }
+      epilogue.finish();
     }
   }
 };
