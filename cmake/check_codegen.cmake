@@ -38,6 +38,8 @@ set(REQUIRED_PTX
 set(REQUIRED_PTX_sm_90a
   "TMA tile copies completing on an mbarrier"
       "cp\\.async\\.bulk\\.tensor\\.3d[^\n]*mbarrier::complete_tx::bytes"  "cp\\.async\\.bulk"
+  "TMA copies multicast within a cluster (the shared B tile)"
+      "cp\\.async\\.bulk\\.tensor\\.3d[^\n]*multicast::cluster"  "cp\\.async\\.bulk"
   "TMA tile stores from shared memory (the epilogue)"
       "cp\\.async\\.bulk\\.tensor\\.3d\\.global\\.shared::cta[^\n]*bulk_group"  "cp\\.async\\.bulk"
   "parity waits on mbarriers"
@@ -98,7 +100,7 @@ set(SASS_COUNTS
 # kernel is renamed; only the regex here needs to follow.
 set(SASS_BASELINE_KERNELS
   "default_f16_tn"  "."  "MultistageMainloop<__half, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)1, [^>]*, 4>.*StagedEpilogue<__half,"  "LDGSTS,LDSM,HMMA"
-  "hopper_f16_tn"   "^90a$"  "WarpSpecializedMainloop<__half, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)1, [^>]*, 4>.*WarpgroupEpilogue<__half,"  "UTMALDG,UTMASTG,HGMMA,SYNCS"
+  "hopper_f16_tn"   "^90a$"  "WarpSpecializedMainloop<__half, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)1, [^>]*HopperTileConfig<[0-9]+, [0-9]+, 4, [0-9]+>.*WarpgroupEpilogue<__half,"  "UTMALDG,UTMASTG,HGMMA,SYNCS"
 )
 set(SASS_BASELINE_TOLERANCE 5)  # percent
 

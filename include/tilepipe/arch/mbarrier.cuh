@@ -33,6 +33,35 @@ TILEPIPE_DEVICE void mbarrier_arrive_expect_tx(std::uint64_t* bar, std::uint32_t
 //! Arrives once (release semantics at CTA scope: this thread's earlier reads are done).
 TILEPIPE_DEVICE void mbarrier_arrive(std::uint64_t* bar) { (void)cuda::ptx::mbarrier_arrive(bar); }
 
+//! Arrives once on the mbarrier at `bar`'s offset in the shared memory of CTA `cta` of the
+//! cluster (this CTA's own included). The arrival has the default semantics (release at CTA
+//! scope), as for a consumer's release of a slot it has finished reading: the reads were
+//! wgmma's, already complete. (`.release.cluster` made the Hopper GEMM run at half speed: it
+//! orders every earlier memory access of the thread at cluster scope, on every k-tile.)
+TILEPIPE_DEVICE void mbarrier_arrive_cluster(std::uint64_t* bar, std::uint32_t cta) {
+  const auto local = static_cast<std::uint32_t>(__cvta_generic_to_shared(bar));
+  asm volatile(
+      "{\n\t.reg .b32 remote;\n\t"
+      "mapa.shared::cluster.u32 remote, %0, %1;\n\t"
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n\t}" ::"r"(local),
+      "r"(cta)
+      : "memory");
+}
+
+//! This CTA's rank in its cluster.
+TILEPIPE_DEVICE std::uint32_t cluster_ctarank() {
+  std::uint32_t rank;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+  return rank;
+}
+
+//! A barrier of every thread of every CTA in the cluster (release / acquire): after it, the
+//! mbarriers each CTA initialised may be used by the others.
+TILEPIPE_DEVICE void cluster_sync() {
+  cuda::ptx::barrier_cluster_arrive(cuda::ptx::sem_release);
+  cuda::ptx::barrier_cluster_wait(cuda::ptx::sem_acquire);
+}
+
 //! Returns once the phase of parity `parity` has completed. A barrier that has completed no
 //! phase yet counts as having completed the one before phase 0, so waiting for parity 1 on a
 //! fresh barrier returns at once.

@@ -31,6 +31,16 @@ TILEPIPE_DEVICE void tma_load(void* dst, const void* map, std::uint64_t* bar, in
                                   coords, bar);
 }
 
+//! The 3-D copy multicast to the CTAs of the cluster in `cta_mask` (bit i: CTA rank i): the box
+//! lands at `dst`'s offset in each of their shared memories and completes its bytes on the
+//! mbarrier at `bar`'s offset in each.
+TILEPIPE_DEVICE void tma_load_multicast(void* dst, const void* map, std::uint64_t* bar, int c0,
+                                        int c1, int c2, std::uint16_t cta_mask) {
+  const std::int32_t coords[3] = {c0, c1, c2};
+  cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, dst, map,
+                                  coords, bar, cta_mask);
+}
+
 //! Stores the box at `src` (shared memory, written by this block's threads and published to
 //! the copy engine with `fence_proxy_async_shared`) to `(c0, c1, c2)` of the tensor map at `map`.
 //! Elements of the box past the tensor's extent are not written. One thread issues it; it joins

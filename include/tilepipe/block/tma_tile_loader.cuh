@@ -35,7 +35,11 @@ namespace tilepipe {
 //!
 //! \tparam TileM, TileN  rows of A and columns of B per tile (multiples of 64, at most 256)
 //! \tparam TileK         k per tile: 64, one 128-byte swizzle row of 16-bit elements
-template <class Element, Layout LayoutA, Layout LayoutB, int TileM, int TileN, int TileK = 64>
+//! \tparam ClusterM      CTAs of a cluster that share B (their tiles are in one column of tiles):
+//!                       each copies `1 / ClusterM` of the B tile and multicasts it to all of
+//!                       them, so that B leaves L2 once per cluster. 1: no cluster.
+template <class Element, Layout LayoutA, Layout LayoutB, int TileM, int TileN, int TileK = 64,
+          int ClusterM = 1>
 struct TmaTileLoader {
   static_assert(std::is_same_v<Element, __half> || std::is_same_v<Element, __nv_bfloat16>,
                 "TmaTileLoader: A and B must be __half or __nv_bfloat16");
@@ -43,6 +47,12 @@ struct TmaTileLoader {
                 "TmaTileLoader: TileK must span one 128-byte swizzle row (64 16-bit elements)");
   static_assert(TileM % 64 == 0 && TileN % 64 == 0 && TileM <= 256 && TileN <= 256,
                 "TmaTileLoader: TileM and TileN must be multiples of 64, at most 256 (a TMA box)");
+
+  static_assert(ClusterM == 1 || ClusterM == 2 || ClusterM == 4,
+                "TmaTileLoader: ClusterM must be 1, 2 or 4");
+  static_assert(TileN % (64 * ClusterM) == 0,
+                "TmaTileLoader: with a cluster, each CTA copies TileN / ClusterM columns of B, a "
+                "multiple of 64");
 
   static constexpr int kElementsA = TileM * TileK;
   static constexpr int kElementsB = TileN * TileK;
@@ -70,7 +80,7 @@ struct TmaTileLoader {
                       lda, batch_stride_a, p.batched_a ? batches : 1, TileM);
     if (!s) return s;
     return encode(p.b, "B", "ldb", "batch_stride_b", b, LayoutB == Layout::kColumnMajor, n, k, ldb,
-                  batch_stride_b, p.batched_b ? batches : 1, TileN);
+                  batch_stride_b, p.batched_b ? batches : 1, TileN / ClusterM);
   }
 
   //! Fetches both tensor maps into the TMA unit's cache (one thread, before the first copy).
@@ -81,11 +91,30 @@ struct TmaTileLoader {
 
   //! Copies k-tile `k0 .. k0 + TileK` of A's rows `m0 .. m0 + TileM` to `a_slot` and of B's
   //! columns `n0 .. n0 + TileN` to `b_slot` (both 1024-byte aligned), completing `kBytesPerStage`
-  //! bytes on `full`. Called by one thread, after `full` was armed with those bytes.
+  //! bytes on `full`. Called by one thread, after `full` was armed with those bytes. In a
+  //! cluster, `cta_rank` is the CTA's rank: it copies its part of B to every CTA's `b_slot` and
+  //! `full`, and receives the other parts from them.
   TILEPIPE_DEVICE static void load(const Params& p, Element* a_slot, Element* b_slot,
-                                   std::uint64_t* full, int k0, int m0, int n0, int batch) {
+                                   std::uint64_t* full, int k0, int m0, int n0, int batch,
+                                   int cta_rank = 0) {
+    constexpr bool kKMajorB = LayoutB == Layout::kColumnMajor;
     load_operand<LayoutA == Layout::kRowMajor, TileM>(&p.a, a_slot, full, k0, m0, batch * p.batched_a);
-    load_operand<LayoutB == Layout::kColumnMajor, TileN>(&p.b, b_slot, full, k0, n0, batch * p.batched_b);
+    if constexpr (ClusterM == 1) {
+      (void)cta_rank;
+      load_operand<kKMajorB, TileN>(&p.b, b_slot, full, k0, n0, batch * p.batched_b);
+    } else {
+      constexpr auto kAll = static_cast<std::uint16_t>((1u << ClusterM) - 1);
+      constexpr int kColumns = TileN / ClusterM;  // this CTA's part of B
+      const int first = cta_rank * kColumns;
+      if constexpr (kKMajorB) {
+        arch::tma_load_multicast(b_slot + first * TileK, &p.b, full, k0, n0 + first, batch * p.batched_b, kAll);
+      } else {
+        TILEPIPE_UNROLL
+        for (int j = 0; j < kColumns / 64; ++j)
+          arch::tma_load_multicast(b_slot + (first + 64 * j) * TileK, &p.b, full, n0 + first + 64 * j,
+                                   k0, batch * p.batched_b, kAll);
+      }
+    }
   }
 
  private:

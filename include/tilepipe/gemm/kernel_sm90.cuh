@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "../arch/mbarrier.cuh"
 #include "../arch/wgmma.cuh"
 #include "../detail/macros.cuh"
 #include "../layout/tile_raster.cuh"
@@ -51,16 +52,30 @@ struct GemmKernelSm90 {
     int tiles_m, tiles_n, batches;
   };
 
+  //! Clusters of `kClusterM` blocks along M share their B tiles (TMA multicast). The scheduler's
+  //! work items are then column-adjacent groups of `kClusterM` tiles, one per block of a cluster.
+  static constexpr int kClusterM = Mainloop::kClusterM;
+
+  //! Work items (tiles, or groups of `kClusterM` tiles in one column) for `tiles_m` x `tiles_n`
+  //! tiles and `batches` batches.
+  TILEPIPE_HOST_DEVICE static constexpr Scheduler scheduler(int tiles_m, int tiles_n, int batches) {
+    return Scheduler((tiles_m + kClusterM - 1) / kClusterM, tiles_n, batches);
+  }
+
   TILEPIPE_DEVICE void operator()(const Params& p, SharedStorage& storage) const {
     if (threadIdx.x == 0) {
       Mainloop::init(storage.mainloop, p.load);
       Epilogue::prefetch(p.epilogue);
     }
-    __syncthreads();
+    if constexpr (kClusterM > 1) arch::cluster_sync();  // the peers' barriers are ready too
+    else __syncthreads();
 
-    const Scheduler scheduler(p.tiles_m, p.tiles_n, p.batches);
+    const Scheduler work = scheduler(p.tiles_m, p.tiles_n, p.batches);
     const int k_tiles = Mainloop::k_tiles(p.k);
     const int warpgroup = threadIdx.x / 128;
+    // A cluster is kClusterM consecutive blocks; its rank picks the tile of each work item.
+    const int rank = static_cast<int>(blockIdx.x % kClusterM);
+    const long long first = blockIdx.x / kClusterM, step = gridDim.x / kClusterM;
     Mainloop mainloop(storage.mainloop);
     typename Mainloop::State state;  // each role walks the ring from slot 0, phase 0
 
@@ -68,10 +83,12 @@ struct GemmKernelSm90 {
     if (warpgroup == 0) {
       arch::setmaxnreg_dec<kProducerRegisters>();
       if (threadIdx.x == 0) {
-        for (long long item = blockIdx.x; item < scheduler.items(); item += gridDim.x) {
-          const WorkTile t = scheduler.tile_of(item);
-          mainloop.produce(p.load, state, t.m * Tile::kM, t.n * Tile::kN, t.batch, k_tiles);
+        for (long long item = first; item < work.items(); item += step) {
+          const WorkTile t = work.tile_of(item);
+          mainloop.produce(p.load, state, (t.m * kClusterM + rank) * Tile::kM, t.n * Tile::kN,
+                           t.batch, k_tiles);
         }
+        mainloop.produce_tail(state);
       }
     } else {
       arch::setmaxnreg_inc<kConsumerRegisters>();
@@ -79,10 +96,13 @@ struct GemmKernelSm90 {
       // Named barrier 1 + consumer: each consumer warpgroup's own (0 is __syncthreads).
       Epilogue epilogue(storage.epilogue[consumer], 1 + consumer, threadIdx.x % 128);
       typename Mainloop::Accumulators acc;
-      for (long long item = blockIdx.x; item < scheduler.items(); item += gridDim.x) {
-        const WorkTile t = scheduler.tile_of(item);
+      for (long long item = first; item < work.items(); item += step) {
+        const WorkTile t = work.tile_of(item);
         mainloop.consume(acc, state, consumer, k_tiles);
-        epilogue.store(acc, p.epilogue, t.m * Tile::kM + 64 * consumer, t.n * Tile::kN, t.batch);
+        // A block of a cluster whose tile lies past M still loads and multiplies (its peers
+        // need its part of B); the epilogue writes nothing there.
+        epilogue.store(acc, p.epilogue, (t.m * kClusterM + rank) * Tile::kM + 64 * consumer,
+                       t.n * Tile::kN, t.batch);
       }
       epilogue.finish();
     }
@@ -90,7 +110,8 @@ struct GemmKernelSm90 {
 };
 
 //! The `__global__` entry of a GemmKernelSm90: `Kernel::kThreads` threads, one block per SM
-//! (`__launch_bounds__(n, 1)` gives setmaxnreg the register cap it needs),
+//! (`__launch_bounds__(n, 1)` gives setmaxnreg the register cap it needs), launched in clusters
+//! of `Kernel::kClusterM` blocks along x,
 //! `Kernel::kSharedBytes` of dynamic shared memory. The tensor maps travel in the parameter,
 //! which must stay in parameter memory (`__grid_constant__`) for TMA to read it.
 template <class Kernel>

@@ -29,7 +29,9 @@ namespace tilepipe {
 //! \tparam TileM   rows of D per tile: 64 per consumer warpgroup (128: two consumers)
 //! \tparam TileN   columns of D per tile: 64, 128 or 256 (one wgmma's N)
 //! \tparam Stages  ring slots, each a `TileM x 64` A tile and a `64 x TileN` B tile
-template <int TileM, int TileN, int Stages>
+//! \tparam ClusterM  CTAs per cluster along M (1, 2 or 4): the cluster's tiles share their B
+//!                   tile, which each CTA copies a part of and multicasts (TmaTileLoader)
+template <int TileM, int TileN, int Stages, int ClusterM = 1>
 struct HopperTileConfig {
   static_assert(TileM == 64 || TileM == 128 || TileM == 192 || TileM == 256,
                 "HopperTileConfig: TileM must be 64 per consumer warpgroup (64, 128, 192 or 256)");
@@ -40,11 +42,14 @@ struct HopperTileConfig {
                 "holds TileN / 2 f32 accumulators per thread, and more consumers leave each fewer "
                 "registers (128 x 256 and 192 x 128 fit, 192 x 256 does not)");
   static_assert(Stages >= 2, "HopperTileConfig: the ring needs at least 2 stages");
+  static_assert(ClusterM == 1 || ClusterM == 2 || ClusterM == 4,
+                "HopperTileConfig: ClusterM must be 1, 2 or 4");
   static constexpr int kM = TileM;
   static constexpr int kN = TileN;
   static constexpr int kK = 64;
   static constexpr int kStages = Stages;
   static constexpr int kConsumers = TileM / 64;
+  static constexpr int kClusterM = ClusterM;
   //! One producer warpgroup and the consumers.
   static constexpr int kThreads = 128 * (1 + kConsumers);
 };
@@ -59,8 +64,11 @@ class WarpSpecializedMainloop {
   static constexpr int kConsumers = Config::kConsumers;
   static constexpr int kThreads = Config::kThreads;
 
-  using Loader = TmaTileLoader<Element, LayoutA, LayoutB, Config::kM, Config::kN, Config::kK>;
-  using Ring = MbarrierRing<kStages>;
+  static constexpr int kClusterM = Config::kClusterM;
+
+  using Loader =
+      TmaTileLoader<Element, LayoutA, LayoutB, Config::kM, Config::kN, Config::kK, kClusterM>;
+  using Ring = MbarrierRing<kStages, kClusterM>;
   using State = typename Ring::State;
   using Mma = WarpgroupMma<Element, LayoutA, LayoutB, Config::kN, Config::kK>;
   using Accumulators = typename Mma::Accumulators;
@@ -72,16 +80,19 @@ class WarpSpecializedMainloop {
     typename Ring::SharedStorage ring;
   };
 
-  //! Consumer arrivals that release a slot: one per consumer warp.
+  //! Consumer arrivals that release a slot: one per consumer warp (of each CTA of the cluster).
   static constexpr std::uint32_t kReleaseArrivals = 4 * kConsumers;
 
-  //! One thread of the block, before any role starts (then `__syncthreads()`).
+  //! One thread of the block, before any role starts (then `__syncthreads()`, or in a cluster
+  //! `arch::cluster_sync()`).
   TILEPIPE_DEVICE static void init(SharedStorage& s, const Params& p) {
     Ring::init(s.ring, kReleaseArrivals);
     Loader::prefetch(p);
   }
 
-  TILEPIPE_DEVICE explicit WarpSpecializedMainloop(SharedStorage& s) : s_(s), ring_(s.ring) {}
+  TILEPIPE_DEVICE explicit WarpSpecializedMainloop(SharedStorage& s) : s_(s), ring_(s.ring) {
+    if constexpr (kClusterM > 1) cta_rank_ = static_cast<int>(arch::cluster_ctarank());
+  }
 
   //! k-tiles of a K extent (the last one zero-filled past K by TMA).
   TILEPIPE_HOST_DEVICE static constexpr int k_tiles(int k) { return (k + Config::kK - 1) / Config::kK; }
@@ -95,8 +106,24 @@ class WarpSpecializedMainloop {
       std::uint64_t* full = ring_.producer_arm(state, Loader::kBytesPerStage);
       // (Recorded before the copies, so that no consumer's wait can be recorded before it.)
       trace::record(trace::Event::kLoadIssued, traced_.next());
-      Loader::load(p, s_.a[state.index()], s_.b[state.index()], full, kt * Config::kK, m0, n0, batch);
+      Loader::load(p, s_.a[state.index()], s_.b[state.index()], full, kt * Config::kK, m0, n0,
+                   batch, cta_rank_);
       state.advance();
+    }
+  }
+
+  //! The producer's last step in a cluster: waits until every slot has been released by the
+  //! consumers of every CTA, whose last arrivals reach this CTA's shared memory, so that the
+  //! block may exit. Nothing to wait for without a cluster.
+  TILEPIPE_DEVICE void produce_tail(State state) {
+    if constexpr (kClusterM > 1) {
+      TILEPIPE_UNROLL
+      for (int i = 0; i < kStages; ++i) {
+        ring_.producer_acquire(state);
+        state.advance();
+      }
+    } else {
+      (void)state;
     }
   }
 
@@ -137,6 +164,7 @@ class WarpSpecializedMainloop {
  private:
   SharedStorage& s_;
   Ring ring_;
+  int cta_rank_ = 0;  // in the cluster
   trace::KTileCounter traced_;  // k-tiles this role has passed, for the trace only
 };
 
