@@ -3,7 +3,7 @@
 //
 // Most cases run the randomized test's table of GemmMultistage instantiations (gemm_dispatch.cuh)
 // on the Hopper tier (`run_on`), so that this file instantiates only what the table lacks: an
-// f16 -> bf16 GEMM and GemmSm90 itself with a fused operator.
+// f16 -> bf16 GEMM, GemmSm90 itself with a fused operator, and a config without a cluster.
 
 #include <gtest/gtest.h>
 
@@ -129,6 +129,22 @@ TEST(GemmSm90, StageCounts) {
   // Five and six stages take the 128 x 128 tile.
   tptest::run_gemm_case<Sm90<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 6>, __half, __half>(
       gc, Reference::kExactCpu, 92);
+}
+
+// The default configs run in clusters of two blocks that multicast B; a config without a cluster
+// takes the plain launch and loads all of B itself (both B layouts).
+TEST(GemmSm90, WithoutCluster) {
+  SKIP_WITHOUT_HOPPER_TIER();
+  using Config = tilepipe::HopperTileConfig<128, 128, 4, /*ClusterM=*/1>;
+  using TN = tilepipe::GemmSm90<__half, float, Layout::kRowMajor, Layout::kColumnMajor, 4,
+                                tilepipe::Identity, Config>;
+  using NN = tilepipe::GemmSm90<__half, float, Layout::kRowMajor, Layout::kRowMajor, 4,
+                                tilepipe::Identity, Config>;
+  std::uint32_t seed = 95;
+  for (const GemmCase& gc : kOddShapes) {
+    tptest::run_gemm_case<TN, __half, float>(gc, Reference::kExactCpu, seed++);
+    tptest::run_gemm_case<NN, __half, float>(gc, Reference::kExactCpu, seed++);
+  }
 }
 
 TEST(GemmSm90, FusedOutputOperator) {
