@@ -62,9 +62,9 @@ template __global__ void tilepipe::gemm_kernel<WideNT::Kernel>(WideNT::Params);
 template __global__ void tilepipe::gemm_kernel<DeepTT::Kernel>(DeepTT::Params);
 
 // The Hopper tier's kernels (empty outside sm_90a): the default GEMM's, and an M/N-major bf16
-// one with the 128 x 128 tile of five stages.
+// one with f32 output and the 128 x 256 tile (its column-major f32 epilogue once spilled).
 using DefaultHopperTN = DefaultTN::HopperGemm;
 using HopperNN = tilepipe::GemmSm90<__nv_bfloat16, float, tilepipe::Layout::kColumnMajor,
-                                    tilepipe::Layout::kRowMajor, 5>;
+                                    tilepipe::Layout::kRowMajor, 4>;
 template __global__ void tilepipe::gemm_kernel_sm90<DefaultHopperTN::Kernel>(const __grid_constant__ DefaultHopperTN::Params);
 template __global__ void tilepipe::gemm_kernel_sm90<HopperNN::Kernel>(const __grid_constant__ HopperNN::Params);

@@ -38,7 +38,6 @@ class WarpgroupEpilogue {
   //! Elements of D in one 128-byte line of a chunk (along D's contiguous dimension).
   static constexpr int kLine = 128 / kBytes;
   static constexpr int kChunkBytes = 64 * 128;  // 64 lines: TMA's box is (kLine, 64)
-  static constexpr int kChunks = 64 * kN * kBytes / kChunkBytes;
 
  public:
   struct Params {
@@ -143,15 +142,13 @@ class WarpgroupEpilogue {
   TILEPIPE_DEVICE void run(const Accumulators& acc, const Params& p, const ElementD* c, int m0,
                            int n0, int batch, bool full) {
     const EpilogueParams<ElementD, OutputOp>& o = p.out;
-    // Registers {4j, 4j+1} are columns (c, c+1) of row r, {4j+2, 4j+3} the same of row r + 8.
-    TILEPIPE_UNROLL
-    for (int q = 0; q < kChunks; ++q) {
-      unsigned char* buffer = s_.chunk[next_];
-      int c0, c1;  // the chunk's coordinates in D's tensor map
-      if constexpr (kRowMajor) {
-        // Chunk q: all 64 rows, columns q * kLine ..; a pair of registers is one store.
-        c0 = n0 + q * kLine;
-        c1 = m0;
+    // Registers {4j, 4j+1} are columns (c, c+1) of row r, {4j+2, 4j+3} the same of row r + 8;
+    // warp w holds rows 16w .. 16w + 15.
+    if constexpr (kRowMajor) {
+      // Chunk q: all 64 rows, columns q * kLine ..; a pair of registers is one store.
+      TILEPIPE_UNROLL
+      for (int q = 0; q < kN / kLine; ++q) {
+        unsigned char* buffer = s_.chunk[next_];
         TILEPIPE_UNROLL
         for (int j = 0; j < kLine / 2; j += 2) {
           const int i = q * kLine / 2 + j;
@@ -162,36 +159,67 @@ class WarpgroupEpilogue {
           v.v[1] = value<true, kBeta>(acc.x[i + 1], o, c, m0 + r, n0 + col + 1, full);
           *reinterpret_cast<Pair*>(buffer + offset_of(r, col - q * kLine)) = v;
         }
-      } else {
-        // Chunk q: columns 64 * (q / kBlocks) .. (the lines), rows kLine * (q % kBlocks) ..;
-        // with f32 D a warp's 16 rows lie in one of the two row blocks, and the other warps wait.
-        constexpr int kBlocks = 64 / kLine;
-        const int cols = q / kBlocks;
-        const int rows = q % kBlocks;
-        c0 = m0 + rows * kLine;
-        c1 = n0 + 64 * cols;
-        if ((16 * (thread_ / 32)) / kLine == rows) {
-          TILEPIPE_UNROLL
-          for (int j = 0; j < 32; ++j) {
-            const int i = cols * 32 + j;
-            const int r = Accumulators::row_of(thread_, i);
-            const int col = Accumulators::col_of(thread_, i);
-            *reinterpret_cast<ElementD*>(buffer + offset_of(col - 64 * cols, r - rows * kLine)) =
-                value<false, kBeta>(acc.x[i], o, c, m0 + r, n0 + col, full);
+        publish(p, buffer, n0 + q * kLine, m0, batch);
+      }
+    } else {
+      // Column-major D: a line is a column. Within the 64 columns of a chunk, register i (j = i %
+      // 32) of this thread is line 8 (j / 4) + 2 (lane % 4) + j % 2 at position pos0 + 8 ((j / 2)
+      // % 2): its offset is (j / 4) * 1024 plus one of four per-thread offsets (the swizzle
+      // repeats every 8 lines), computed once here rather than per element.
+      const int lane = thread_ % 32, warp = thread_ / 32;
+      const int half = kLine == 64 ? 0 : warp / 2;  // f32: rows 32 * half .. of the 64
+      const int pos0 = 16 * warp + lane / 4 - kLine * half;
+      int base[2][2];
+      TILEPIPE_UNROLL
+      for (int h = 0; h < 2; ++h)
+        TILEPIPE_UNROLL
+        for (int e = 0; e < 2; ++e) base[h][e] = offset_of(2 * (lane % 4) + e, pos0 + 8 * h);
+      TILEPIPE_UNROLL
+      for (int q = 0; q < kN / 64; ++q) {
+        unsigned char* buffer;
+        if constexpr (kLine == 64) {
+          buffer = s_.chunk[next_];  // 16-bit D: one chunk holds all 64 rows
+        } else {
+          // f32 D: a line holds 32 rows, so the 64 columns are two chunks, rows 0-31 (warps 0
+          // and 1) and 32-63 (warps 2 and 3), written together, one to each buffer.
+          if (thread_ == 0) arch::tma_store_wait_read<0>();  // both buffers are free
+          arch::named_barrier_sync(barrier_, 128);
+          buffer = s_.chunk[half];
+        }
+        TILEPIPE_UNROLL
+        for (int j = 0; j < 32; ++j) {
+          const int i = q * 32 + j;
+          *reinterpret_cast<ElementD*>(buffer + base[(j / 2) % 2][j % 2] + (j / 4) * 1024) =
+              value<false, kBeta>(acc.x[i], o, c, m0 + Accumulators::row_of(thread_, i),
+                                  n0 + Accumulators::col_of(thread_, i), full);
+        }
+        if constexpr (kLine == 64) {
+          publish(p, buffer, m0, n0 + 64 * q, batch);
+        } else {
+          arch::fence_proxy_async_shared();
+          arch::named_barrier_sync(barrier_, 128);
+          if (thread_ == 0) {
+            arch::tma_store(&p.d, s_.chunk[0], m0, n0 + 64 * q, batch);
+            arch::tma_store(&p.d, s_.chunk[1], m0 + 32, n0 + 64 * q, batch);
+            arch::tma_store_commit();
           }
         }
       }
-      // Publish the chunk to the copy engine. Thread 0 also waits until the previous chunk's
-      // store has read the other buffer, which the next chunk overwrites.
-      arch::fence_proxy_async_shared();
-      if (thread_ == 0) arch::tma_store_wait_read<0>();
-      arch::named_barrier_sync(barrier_, 128);
-      if (thread_ == 0) {
-        arch::tma_store(&p.d, buffer, c0, c1, batch);
-        arch::tma_store_commit();
-      }
-      next_ ^= 1;
     }
+  }
+
+  // Hands the chunk in `buffer` to the copy engine, to `(c0, c1, batch)` of D's map, and flips
+  // to the other buffer. Thread 0 first waits until the previous chunk's store has read the
+  // other buffer, which the next chunk overwrites.
+  TILEPIPE_DEVICE void publish(const Params& p, unsigned char* buffer, int c0, int c1, int batch) {
+    arch::fence_proxy_async_shared();
+    if (thread_ == 0) arch::tma_store_wait_read<0>();
+    arch::named_barrier_sync(barrier_, 128);
+    if (thread_ == 0) {
+      arch::tma_store(&p.d, buffer, c0, c1, batch);
+      arch::tma_store_commit();
+    }
+    next_ ^= 1;
   }
 
   static Status error(Status::Code code, const std::string& msg) {
