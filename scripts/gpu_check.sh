@@ -15,12 +15,18 @@
 # on failure and may set STEP_DETAIL to a one-line result, then add one `step` line to
 # main() below. Its result then appears in the summary like the others.
 #
+# The `torch` step runs example/torch's pytest (the PyTorch extension, built just in time into
+# build/torch_extension, against torch.matmul) where python3 imports torch and pytest; where it
+# does not, the step passes and says so.
+#
 # Environment: JOBS (default: all cores), TILEPIPE_ALLOW_SKIPPED (default 0),
 # TILEPIPE_FUZZ_COUNT (the randomized test's problems, default 2400 here),
 # TILEPIPE_GPU_CHECK_ONLY (a regex of the steps to run after configure and build, e.g.
 # 'ctest|examples' then 'check$' in a second call, for machines that limit one command's time;
-# the second call finds the build done).
-# Needs only CMake >= 3.25, ninja, nvcc and GoogleTest's CMake package.
+# the second call finds the build done), TILEPIPE_PYTHON (the torch step's interpreter, default
+# python3).
+# Needs only CMake >= 3.25, ninja, nvcc and GoogleTest's CMake package (and torch and pytest for
+# the torch step).
 set -uo pipefail
 
 if [[ $# -ne 1 ]]; then
@@ -195,6 +201,36 @@ step_sanitizer() {
   [[ ${programs} -gt 0 && ${dirty} -eq 0 ]]
 }
 
+# step_torch: example/torch's pytest, which builds the extension (its first run takes minutes) and
+# compares it with torch.matmul. Passes with a note where torch or pytest is missing. As in
+# step_ctest, a skipped test fails the step unless allowed (it means torch saw no usable GPU).
+PYTHON=${TILEPIPE_PYTHON:-python3}
+step_torch() {
+  local log="torch.log" status=0 missing=""
+  "${PYTHON}" -c 'import torch' >/dev/null 2>&1 || missing="torch"
+  "${PYTHON}" -c 'import pytest' >/dev/null 2>&1 || missing+="${missing:+ and }pytest"
+  if [[ -n ${missing} ]]; then
+    STEP_DETAIL="not run: ${missing} not installed for ${PYTHON}"
+    return 0
+  fi
+  # -s keeps the extension's compiler command lines (TILEPIPE_TORCH_VERBOSE) in the log;
+  # MAX_JOBS is the build's parallelism in torch.utils.cpp_extension.
+  logged "${log}" env TILEPIPE_TORCH_VERBOSE=1 MAX_JOBS="${JOBS}" timeout 1800 \
+    "${PYTHON}" -m pytest -v -s -rs -p no:cacheprovider example/torch || status=$?
+  STEP_DETAIL=$(grep -E '^=+ .*[0-9]+ (passed|failed|skipped|errors?).* in [0-9.]+s' \
+    "${LOGDIR}/${log}" | tail -n 1 | sed -E 's/^=+ //; s/ =+$//')
+  [[ -n ${STEP_DETAIL} ]] || STEP_DETAIL="pytest exited with ${status}; see ${log}"
+  if grep -qE '[0-9]+ skipped' <<<"${STEP_DETAIL}"; then
+    if [[ ${ALLOW_SKIPPED} != 1 ]]; then
+      STEP_DETAIL+=" (skips are not allowed on the GPU machine; see ${log})"
+      status=1
+    elif [[ ${status} -eq 5 ]]; then
+      status=0  # pytest's "no tests ran": the module skipped itself, which is allowed here
+    fi
+  fi
+  return "${status}"
+}
+
 # ---- Summary ----------------------------------------------------------------------------------
 gpu_name() {
   nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader 2>/dev/null |
@@ -248,6 +284,7 @@ main() {
   selected racecheck step_sanitizer racecheck
   selected synccheck step_sanitizer synccheck
   selected initcheck step_sanitizer initcheck
+  selected torch step_torch
   print_summary
 }
 
