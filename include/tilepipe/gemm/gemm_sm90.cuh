@@ -152,17 +152,19 @@ class GemmSm90 {
   }
 
  private:
-  //! Clusters of this kernel that fit on the current device at once (one block per SM), asked
-  //! once per device; sets the kernel's shared-memory limit on the way.
+  //! Sets the kernel's shared-memory limit (on every launch: each translation unit that launches
+  //! the kernel has its own copy of it, which a cached "done" would skip) and returns how many of
+  //! its clusters fit on the current device at once (one block per SM), asked once per device.
   static Status resident_clusters(int* clusters) {
     static std::atomic<int> known[256];  // 0: not asked yet
     int device = 0;
     cudaError_t e = cudaGetDevice(&device);
-    if (e != cudaSuccess) return cuda_error("cudaGetDevice", e);
+    if (e == cudaSuccess)
+      e = cudaFuncSetAttribute(gemm_kernel_sm90<Kernel>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               static_cast<int>(kSharedBytes));
+    if (e != cudaSuccess) return cuda_error("device set-up", e);
     if (device >= 0 && device < 256 && (*clusters = known[device].load(std::memory_order_relaxed)) > 0)
       return Status::success();
-    e = cudaFuncSetAttribute(gemm_kernel_sm90<Kernel>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             static_cast<int>(kSharedBytes));
     cudaLaunchConfig_t config{};
     config.gridDim = dim3(Config::kClusterM);
     config.blockDim = dim3(kThreads);
@@ -175,8 +177,7 @@ class GemmSm90 {
     config.attrs = &cluster;
     config.numAttrs = 1;
     int n = 0;
-    if (e == cudaSuccess)
-      e = cudaOccupancyMaxActiveClusters(&n, reinterpret_cast<const void*>(gemm_kernel_sm90<Kernel>), &config);
+    e = cudaOccupancyMaxActiveClusters(&n, reinterpret_cast<const void*>(gemm_kernel_sm90<Kernel>), &config);
     if (e != cudaSuccess) return cuda_error("device set-up", e);
     if (n <= 0)
       return Status::error(Status::Code::kUnsupportedDevice,
