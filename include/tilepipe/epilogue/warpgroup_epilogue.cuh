@@ -6,8 +6,9 @@
 //! swizzled, so the writes are free of bank conflicts), and one thread hands each chunk to the
 //! copy engine, which writes it to D while the warpgroup converts the next chunk and then goes
 //! on to its next tile's MMAs: the tensor cores wait only for the conversion, not for D's writes.
-//! TMA writes nothing outside the problem, so edge tiles need no code. C (for `beta != 0`) is
-//! read directly from global memory. `op` is an output operator (output_ops.cuh), the same as the
+//! TMA clips the tiles on D's edges, except that it writes the last 16 bytes of a line whole:
+//! where D's lines do not end on 16 bytes, the tiles crossing their end are written straight
+//! from the registers instead. C (for `beta != 0`) is read directly from global memory. `op` is an output operator (output_ops.cuh), the same as the
 //! Ampere tier's StagedEpilogue takes, with the same EpilogueParams.
 
 #include <cuda.h>
@@ -44,6 +45,7 @@ class WarpgroupEpilogue {
     CUtensorMap d;  //!< D as a (contiguous dimension, other dimension, batch) tensor
     EpilogueParams<ElementD, OutputOp> out;
     std::int64_t batch_stride_c = 0;
+    std::int64_t batch_stride_d = 0;  //!< for the edge tiles written without TMA
   };
 
   //! Two chunk buffers per warpgroup (16 KB).
@@ -57,6 +59,7 @@ class WarpgroupEpilogue {
                             std::int64_t batch_stride_c, std::int64_t batch_stride_d, int batches) {
     p.out = out;
     p.batch_stride_c = batch_stride_c;
+    p.batch_stride_d = batch_stride_d;
     const auto fn = detail::tensor_map_encoder();
     if (fn == nullptr)
       return error(Status::Code::kCudaError, "the driver has no cuTensorMapEncodeTiled (CUDA 12.0+)");
@@ -103,7 +106,23 @@ class WarpgroupEpilogue {
     if (m0 >= o.m) return;  // the whole warpgroup's rows are past M (uniform in the warpgroup)
     const bool full = m0 + 64 <= o.m && n0 + kN <= o.n;
     const ElementD* c = o.beta != 0.0f ? o.c + batch * p.batch_stride_c : nullptr;
-    if (o.layout == Layout::kRowMajor) {
+    // TMA writes a line's last 16 bytes whole: a tile that crosses the end of D's lines where
+    // that end is not 16-byte aligned would write past it, so such a tile is stored directly.
+    const bool row_major = o.layout == Layout::kRowMajor;
+    const int line_end = row_major ? o.n : o.m;
+    const bool crosses = row_major ? n0 + kN > o.n : m0 + 64 > o.m;
+    if (crosses && (line_end * kBytes) % 16 != 0) {
+      ElementD* d = o.d + batch * p.batch_stride_d;
+      if (row_major) {
+        if (c != nullptr) store_direct<true, true>(acc, o, d, c, m0, n0);
+        else store_direct<true, false>(acc, o, d, c, m0, n0);
+      } else {
+        if (c != nullptr) store_direct<false, true>(acc, o, d, c, m0, n0);
+        else store_direct<false, false>(acc, o, d, c, m0, n0);
+      }
+      return;
+    }
+    if (row_major) {
       if (c != nullptr) run<true, true>(acc, p, c, m0, n0, batch, full);
       else run<true, false>(acc, p, c, m0, n0, batch, full);
     } else {
@@ -204,6 +223,34 @@ class WarpgroupEpilogue {
             arch::tma_store_commit();
           }
         }
+      }
+    }
+  }
+
+  // An edge tile straight from the registers to D, element pairs where D is row-major, with
+  // every element outside the problem skipped.
+  template <bool kRowMajor, bool kBeta>
+  TILEPIPE_DEVICE void store_direct(const Accumulators& acc, const EpilogueParams<ElementD, OutputOp>& o,
+                                    ElementD* d, const ElementD* c, int m0, int n0) const {
+    TILEPIPE_UNROLL
+    for (int i = 0; i < kN / 2; i += 2) {
+      const int row = m0 + Accumulators::row_of(thread_, i);
+      const int col = n0 + Accumulators::col_of(thread_, i);
+      if (row >= o.m) continue;
+      if constexpr (kRowMajor) {
+        // D's rows are 16-byte aligned (ldd and d are), and col is even: a pair is aligned.
+        if (col + 1 < o.n) {
+          Pair v;
+          v.v[0] = value<true, kBeta>(acc.x[i], o, c, row, col, true);
+          v.v[1] = value<true, kBeta>(acc.x[i + 1], o, c, row, col + 1, true);
+          *reinterpret_cast<Pair*>(d + (row * o.ldd + col)) = v;
+        } else if (col < o.n) {
+          d[row * o.ldd + col] = value<true, kBeta>(acc.x[i], o, c, row, col, true);
+        }
+      } else {
+        if (col < o.n) d[col * o.ldd + row] = value<false, kBeta>(acc.x[i], o, c, row, col, true);
+        if (col + 1 < o.n)
+          d[(col + 1) * o.ldd + row] = value<false, kBeta>(acc.x[i + 1], o, c, row, col + 1, true);
       }
     }
   }
