@@ -131,8 +131,12 @@ class GemmSm90 {
   static Status launch(const Params& p, cudaStream_t stream) {
     const auto work = Kernel::scheduler(p.tiles_m, p.tiles_n, p.batches);
     if (work.items() == 0) return Status::success();
+    // One pointer to the kernel for the set-up and the launch: each translation unit that
+    // instantiates this launcher has its own copy of the kernel, and the linker may take the
+    // set-up and the launch from different ones.
+    void (*const kernel)(const Params) = gemm_kernel_sm90<Kernel>;
     int clusters = 0;
-    Status s = resident_clusters(&clusters);
+    Status s = resident_clusters(kernel, &clusters);
     if (!s) return s;
     cudaLaunchConfig_t config{};
     config.gridDim = dim3(static_cast<unsigned>(work.grid_size(clusters) * Config::kClusterM));
@@ -147,20 +151,20 @@ class GemmSm90 {
     config.attrs = &cluster;
     // Without a cluster, no attribute: a launch with a cluster of 1 ran ~7% slower on an H100.
     config.numAttrs = Config::kClusterM > 1 ? 1 : 0;
-    const cudaError_t e = cudaLaunchKernelEx(&config, gemm_kernel_sm90<Kernel>, p);
+    const cudaError_t e = cudaLaunchKernelEx(&config, kernel, p);
     return e == cudaSuccess ? Status::success() : cuda_error("the kernel launch", e);
   }
 
  private:
-  //! Sets the kernel's shared-memory limit (on every launch: each translation unit that launches
-  //! the kernel has its own copy of it, which a cached "done" would skip) and returns how many of
-  //! its clusters fit on the current device at once (one block per SM), asked once per device.
-  static Status resident_clusters(int* clusters) {
+  //! Sets `kernel`'s shared-memory limit (on every launch: a cached "done" would skip the other
+  //! translation units' copies of the kernel) and returns how many of its clusters fit on the
+  //! current device at once (one block per SM), asked once per device.
+  static Status resident_clusters(void (*kernel)(const Params), int* clusters) {
     static std::atomic<int> known[256];  // 0: not asked yet
     int device = 0;
     cudaError_t e = cudaGetDevice(&device);
     if (e == cudaSuccess)
-      e = cudaFuncSetAttribute(gemm_kernel_sm90<Kernel>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+      e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                static_cast<int>(kSharedBytes));
     if (e != cudaSuccess) return cuda_error("device set-up", e);
     if (device >= 0 && device < 256 && (*clusters = known[device].load(std::memory_order_relaxed)) > 0)
@@ -177,7 +181,7 @@ class GemmSm90 {
     config.attrs = &cluster;
     config.numAttrs = 1;
     int n = 0;
-    e = cudaOccupancyMaxActiveClusters(&n, reinterpret_cast<const void*>(gemm_kernel_sm90<Kernel>), &config);
+    e = cudaOccupancyMaxActiveClusters(&n, reinterpret_cast<const void*>(kernel), &config);
     if (e != cudaSuccess) return cuda_error("device set-up", e);
     if (n <= 0)
       return Status::error(Status::Code::kUnsupportedDevice,
