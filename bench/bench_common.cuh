@@ -4,7 +4,8 @@
 //! tile configurations, and the table of compiled GemmMultistage instantiations.
 //!
 //! The instantiations live in their own files (configs_*.cu) so that the build spreads them
-//! over several compiler processes; gemm_bench.cu sees them only through `TilepipeKernel`.
+//! over several compiler processes; the rest of the benchmark sees them only through
+//! `TilepipeKernel` and `AutoKernel`.
 
 #include <cuda_runtime.h>
 
@@ -16,16 +17,20 @@
 #include <tilepipe/gemm/default_policy.cuh>
 #include <tilepipe/status.cuh>
 
+// The element types named at run time, and the random fill, are the device tests' own.
+#include "../test/device/device_fill.cuh"
+
 namespace tilepipe_bench {
 
-//! Element type of A, B and D (accumulation is always f32).
-enum class DType { kF16, kBF16 };
+//! Element type of A, B and D: the benchmark measures kF16 and kBF16 (accumulation is always
+//! f32); `name_of` gives "f16" and "bf16".
+using DType = tptest::DType;
+using tptest::name_of;
 
 //! Operand layouts, in BLAS letters for (A, B): TN = A row-major and B column-major (both
 //! K-contiguous), NN = A and B column-major. D is always row-major.
 enum class LayoutPair { kTN, kNN };
 
-inline const char* name_of(DType d) { return d == DType::kF16 ? "f16" : "bf16"; }
 inline const char* name_of(LayoutPair l) { return l == LayoutPair::kTN ? "tn" : "nn"; }
 
 //! One GemmPolicy: block tile, warp tile, stages.

@@ -1,6 +1,6 @@
 #pragma once
 // Random device data from a counter-based hash, reproducible on the host, and element types
-// named at run time.
+// named at run time. bench/ uses it too (bench_common.cuh), for the benchmark's inputs.
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>

@@ -1,0 +1,112 @@
+// The problems of a run and the buffers of one problem (problems.cuh).
+#include "problems.cuh"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "check.cuh"
+
+namespace tilepipe_bench {
+
+// ---- The problem list ------------------------------------------------------------------------
+
+ProblemSet::ProblemSet(const Options& o) : o_(o) {
+  const std::vector<int> ms = o_.quick ? std::vector<int>{16, 1024} : std::vector<int>{16, 128, 1024, 8192};
+  const std::vector<std::pair<int, int>> nks =
+      o_.quick ? std::vector<std::pair<int, int>>{{4096, 4096}}
+               : std::vector<std::pair<int, int>>{{4096, 4096}, {14336, 4096}, {4096, 14336}};
+  std::vector<Problem> all;
+  for (DType d : {DType::kF16, DType::kBF16})
+    for (LayoutPair l : {LayoutPair::kTN, LayoutPair::kNN}) {
+      for (int s : square_sizes()) all.push_back({"square", s, s, s, d, l});
+      for (const auto& [n, k] : nks)
+        for (int m : ms) all.push_back({"model", m, n, k, d, l});
+    }
+  for (const auto& p : all)
+    if (selected(p)) problems_.push_back(p);
+  // Run order: sweep problems first, in sweep_sizes() order.
+  for (int s : sweep_sizes())
+    for (const auto& p : problems_)
+      if (is_sweep(p) && p.m == s) run_order_.push_back(p);
+  for (const auto& p : problems_)
+    if (!is_sweep(p)) run_order_.push_back(p);
+}
+
+std::vector<int> ProblemSet::square_sizes() const {
+  return o_.quick ? std::vector<int>{1024, 4096} : std::vector<int>{512, 1024, 2048, 4096, 8192, 16384};
+}
+
+std::vector<int> ProblemSet::sweep_sizes() const {
+  if (!o_.sweep) return {};
+  return o_.quick ? std::vector<int>{4096} : std::vector<int>{4096, 2048, 8192};  // 4096 first
+}
+
+bool ProblemSet::is_sweep(const Problem& p) const {
+  if (!p.is_f16_tn() || p.group != "square") return false;
+  const auto s = sweep_sizes();
+  return std::find(s.begin(), s.end(), p.m) != s.end();
+}
+
+bool ProblemSet::selected(const Problem& p) const {
+  if (o_.filters.empty()) return true;
+  for (const auto& f : o_.filters)
+    if (p.key().find(f) != std::string::npos) return true;
+  return false;
+}
+
+// ---- Buffers of one problem ------------------------------------------------------------------
+
+void Buffers::release() {
+  cudaFree(a);
+  cudaFree(b);
+  cudaFree(d);
+  cudaFree(ref);
+  *this = Buffers{};
+}
+
+Operands operands_of(const Problem& p, const Buffers& buf, int s) {
+  Operands op;
+  op.m = p.m;
+  op.n = p.n;
+  op.k = p.k;
+  op.a = buf.a_of(s);
+  op.lda = lda_of(p);
+  op.b = buf.b_of(s);
+  op.ldb = ldb_of(p);
+  op.d = buf.d_of(s);
+  op.ldd = ldd_of(p);
+  return op;
+}
+
+bool make_buffers(const Problem& p, std::size_t l2_bytes, std::uint64_t seed, cudaStream_t stream,
+                  Buffers* buf, std::string* why) {
+  buf->elems_a = std::size_t(p.m) * p.k;
+  buf->elems_b = std::size_t(p.k) * p.n;
+  buf->elems_d = std::size_t(p.m) * p.n;
+  const std::size_t set_bytes = 2 * (buf->elems_a + buf->elems_b + buf->elems_d);
+  int sets = int(std::ceil(kL2Factor * double(l2_bytes) / double(set_bytes)));
+  sets = std::clamp(sets, 1, 1024);
+  std::size_t free_bytes = 0, total_bytes = 0;
+  CHECK_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
+  const std::size_t ref_bytes = 4 * buf->elems_d;
+  const std::size_t reserve = std::size_t(1) << 30;  // cuBLAS workspace, the runtime, slack
+  if (free_bytes < ref_bytes + set_bytes + reserve) {
+    *why = "needs " + std::to_string((ref_bytes + set_bytes) >> 20) + " MiB, " +
+           std::to_string(free_bytes >> 20) + " MiB free";
+    return false;
+  }
+  sets = int(std::min<std::size_t>(sets, (free_bytes - ref_bytes - reserve) / set_bytes));
+  buf->sets = sets;
+  CHECK_CUDA(cudaMalloc(&buf->a, 2 * buf->elems_a * sets));
+  CHECK_CUDA(cudaMalloc(&buf->b, 2 * buf->elems_b * sets));
+  CHECK_CUDA(cudaMalloc(&buf->d, 2 * buf->elems_d * sets));
+  CHECK_CUDA(cudaMalloc(&buf->ref, ref_bytes));
+  // Uniform in [-1, 1): the hash of (seed, index) that the device tests use (device_fill.cuh).
+  CHECK_CUDA(tptest::fill(p.dtype, buf->a, buf->elems_a * sets, seed * 2, /*range=*/0, stream));
+  CHECK_CUDA(tptest::fill(p.dtype, buf->b, buf->elems_b * sets, seed * 2 + 1, /*range=*/0, stream));
+  CHECK_CUDA(cudaMemsetAsync(buf->d, 0xFF, 2 * buf->elems_d * sets, stream));
+  return true;
+}
+
+}  // namespace tilepipe_bench

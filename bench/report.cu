@@ -1,0 +1,262 @@
+// The tables on stdout and the JSON file (report.cuh).
+#include "report.cuh"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "timer.cuh"
+#include "verify.cuh"
+
+namespace tilepipe_bench {
+namespace {
+
+std::string fmt(const char* f, double x) {
+  if (std::isnan(x)) return "-";
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), f, x);
+  return buf;
+}
+
+std::string date_utc() {
+  char buf[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return buf;
+}
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (char ch : s) {
+    if (ch == '"' || ch == '\\') out += '\\';
+    if (static_cast<unsigned char>(ch) < 0x20) continue;
+    out += ch;
+  }
+  return out + "\"";
+}
+
+std::string json_number(double x) {
+  if (!std::isfinite(x)) return "null";
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.6g", x);
+  return buf;
+}
+
+}  // namespace
+
+void print_tables(const Results& res, const RunInfo& run) {
+  const std::vector<Problem>& problems = run.problems->problems();
+  const cudaDeviceProp& prop = run.prop;
+  int runtime = 0, driver = 0;
+  const int cublas_version = run.cublas_version;
+  cudaRuntimeGetVersion(&runtime);
+  cudaDriverGetVersion(&driver);
+  std::printf("\n# tilepipe gemm_bench: %s (sm_%d%d, %d SMs, L2 %d MiB), %s\n", prop.name,
+              prop.major, prop.minor, prop.multiProcessorCount, prop.l2CacheSize >> 20,
+              date_utc().c_str());
+  std::printf("# CUDA runtime %d, driver %d, cuBLAS %d. TFLOP/s = 2*M*N*K / median time.\n",
+              runtime, driver, cublas_version);
+  std::printf("\nmma.sync m16n8k16 peak (register-only microbenchmark): f16 %.1f TFLOP/s, bf16 %.1f TFLOP/s "
+              "(at the end of the run: %.1f, %.1f)\n",
+              res.peak_of(DType::kF16), res.peak_of(DType::kBF16), res.peak_end[int(DType::kF16)].tflops,
+              res.peak_end[int(DType::kBF16)].tflops);
+
+  // Sweep tables: tiles x stages, at each sweep size.
+  for (int s : {2048, 4096, 8192}) {
+    const Problem* sp = nullptr;
+    for (const auto& p : problems)
+      if (run.problems->is_sweep(p) && p.m == s) sp = &p;
+    if (!sp) continue;
+    const Record* c = res.cublas_of(*sp);
+    std::printf("\nf16 TN %s sweep, TFLOP/s (cuBLAS %s; mma.sync peak %.0f, in turns %.0f; * = fastest, "
+                "! = failed verification)\n",
+                sp->shape().c_str(), c ? fmt("%.1f", c->tflops).c_str() : "-", res.peak_of(DType::kF16),
+                c ? c->peak_now : NAN);
+    std::printf("%-20s %5s %4s", "tile / warp tile", "warps", "regs");
+    for (int st = 2; st <= 6; ++st) std::printf(" %8s", ("s" + std::to_string(st)).c_str());
+    std::printf("   blocks/SM s2..s6\n");
+    const Record* best = res.best_tilepipe(*sp);
+    std::vector<TileConfig> tiles;
+    for (const auto& k : *run.kernels)
+      if (k.dtype == sp->dtype && k.layout == sp->layout &&
+          std::none_of(tiles.begin(), tiles.end(), [&](const TileConfig& t) { return t.same_tile(k.config); }))
+        tiles.push_back(k.config);
+    for (const auto& t : tiles) {
+      const std::string name = t.tile_name() + "/w" + std::to_string(t.warp_m) + "x" + std::to_string(t.warp_n);
+      std::string occupancy;
+      int regs = 0;
+      std::printf("%-20s %5d", name.c_str(), t.warps());
+      std::string cells;
+      for (int st = 2; st <= 6; ++st) {
+        TileConfig c2 = t;
+        c2.stages = st;
+        const Record* r = res.tilepipe_of(*sp, c2);
+        std::string cell = "-";
+        if (r) cell = fmt("%.1f", r->tflops) + (!r->verified ? "!" : (r == best ? "*" : ""));
+        cells += " " + std::string(cell.size() < 8 ? 8 - cell.size() : 0, ' ') + cell;
+        occupancy += r ? " " + std::to_string(r->resources.blocks_per_sm) : " -";
+        if (r) regs = std::max(regs, r->resources.registers);
+      }
+      std::printf(" %4d%s  %s\n", regs, cells.c_str(), occupancy.c_str());
+    }
+  }
+
+  // Summary: one row per problem.
+  std::printf("\nAll problems, TFLOP/s. default = %s (GemmMultistage<4>: on an sm_90a device, its Hopper tier); best = fastest verified fixed tilepipe configuration timed on that problem;\n"
+              "auto = tilepipe::GemmAuto (heuristic tile and split-K), with the configuration it chose.\n"
+              "/peak = ratio to the mma.sync peak at the start of the run; /now = ratio to the peak timed in turns\n"
+              "with the problem's configurations (the same clock).\n",
+              kDefaultConfig.name().c_str());
+  std::printf("%-5s %-3s %-18s %8s %6s | %8s %6s %6s %5s | %-22s %8s %6s %6s %5s | %-28s %8s %6s %6s | %s\n",
+              "dtype", "lay", "M x N x K", "cuBLAS", "peak@", "default", "/cublas", "/peak", "/now", "best",
+              "TFLOP/s", "/cublas", "/peak", "/now", "auto", "TFLOP/s", "/cublas", "/best", "check");
+  for (const auto& p : problems) {
+    const Record* c = res.cublas_of(p);
+    if (!c) continue;
+    const Record* d = res.tilepipe_of(p, kDefaultConfig);
+    const Record* b = res.best_tilepipe(p);
+    const Record* a = res.auto_of(p);
+    int timed = 0, failed = c->verified ? 0 : 1;
+    for (const auto& r : res.records)
+      if (!r.cublas && same_problem(r.problem, p)) {
+        ++timed;
+        failed += r.verified ? 0 : 1;
+      }
+    const std::string check = failed ? "FAILED " + std::to_string(failed) : "ok";
+    const double auto_best = a && b && b->tflops > 0 ? a->tflops / b->tflops : NAN;
+    std::printf("%-5s %-3s %-18s %8s %6s | %8s %6s %6s %5s | %-22s %8s %6s %6s %5s | %-28s %8s %6s %6s | %s (%d configs)\n",
+                name_of(p.dtype), name_of(p.layout), p.shape().c_str(), fmt("%.1f", c->tflops).c_str(),
+                fmt("%.0f", c->peak_now).c_str(),
+                d ? (fmt("%.1f", d->tflops) + (d->verified ? "" : "!")).c_str() : "-",
+                d ? fmt("%.2f", res.ratio_cublas(*d)).c_str() : "-",
+                d ? fmt("%.2f", res.ratio_peak(*d)).c_str() : "-",
+                d ? fmt("%.2f", res.ratio_peak_now(*d)).c_str() : "-",
+                b ? b->config.name().c_str() : "-", b ? fmt("%.1f", b->tflops).c_str() : "-",
+                b ? fmt("%.2f", res.ratio_cublas(*b)).c_str() : "-",
+                b ? fmt("%.2f", res.ratio_peak(*b)).c_str() : "-",
+                b ? fmt("%.2f", res.ratio_peak_now(*b)).c_str() : "-",
+                a ? a->auto_choice().name().c_str() : "-",
+                a ? (fmt("%.1f", a->tflops) + (a->verified ? "" : "!")).c_str() : "-",
+                a ? fmt("%.2f", res.ratio_cublas(*a)).c_str() : "-", fmt("%.2f", auto_best).c_str(),
+                check.c_str(), timed);
+  }
+  // The issue's target: GemmAuto at >= 0.5 x cuBLAS on every problem.
+  int below = 0, with_auto = 0;
+  double worst = INFINITY;
+  const Record* worst_record = nullptr;
+  for (const auto& p : problems)
+    if (const Record* a = res.auto_of(p)) {
+      ++with_auto;
+      const double ratio = a->verified ? res.ratio_cublas(*a) : 0.0;
+      if (!(ratio >= 0.5)) ++below;
+      if (ratio < worst) {
+        worst = ratio;
+        worst_record = a;
+      }
+    }
+  if (worst_record)
+    std::printf("\nauto: %d of %d problems below 0.5 x cuBLAS; lowest %.2f x cuBLAS at %s (%s)\n", below,
+                with_auto, worst, worst_record->problem.key().c_str(), worst_record->config_name().c_str());
+  std::fflush(stdout);
+}
+
+void write_json(const Results& res, const RunInfo& run) {
+  const Options& o = *run.options;
+  const cudaDeviceProp& prop = run.prop;
+  std::FILE* f = std::fopen(o.json_path.c_str(), "w");
+  if (!f) {
+    std::fprintf(stderr, "[bench] cannot write %s\n", o.json_path.c_str());
+    return;
+  }
+  int runtime = 0, driver = 0;
+  const int cublas_version = run.cublas_version;
+  cudaRuntimeGetVersion(&runtime);
+  cudaDriverGetVersion(&driver);
+  std::fprintf(f, "{\n  \"schema\": \"tilepipe-gemm-bench/3\",\n");
+  std::fprintf(f, "  \"date\": %s,\n", json_string(date_utc()).c_str());
+  std::fprintf(f, "  \"command\": %s,\n", json_string(o.command_line).c_str());
+  std::fprintf(f,
+               "  \"device\": {\"name\": %s, \"cc\": \"%d.%d\", \"sms\": %d, \"l2_bytes\": %d, "
+               "\"memory_bytes\": %zu, \"smem_optin_bytes\": %zu, \"cuda_runtime\": %d, "
+               "\"cuda_driver\": %d, \"cublas\": %d},\n",
+               json_string(prop.name).c_str(), prop.major, prop.minor, prop.multiProcessorCount,
+               prop.l2CacheSize, prop.totalGlobalMem, prop.sharedMemPerBlockOptin, runtime, driver,
+               cublas_version);
+  std::fprintf(f,
+               "  \"method\": {\"timing\": \"CUDA events around each run; runs launched back to back "
+               "behind a spin kernel; the configurations of a problem and the mma.sync peak kernel take turns over %d rounds, "
+               "forward in even rounds and backward in odd ones\", "
+               "\"statistic\": \"median\", \"rounds\": %d, \"warmup_runs\": %d, "
+               "\"min_runs\": %d, \"max_runs\": %d, \"target_ms\": %s, \"settle_ms\": %s, \"l2_factor\": %s, "
+               "\"verify\": \"relative Frobenius error vs cuBLAS f32 output\", "
+               "\"verify_threshold\": %s, \"inputs\": \"uniform [-1, 1)\"},\n",
+               kRounds, kRounds, kWarmupRuns, o.min_runs, o.max_runs, json_number(o.target_ms).c_str(),
+               json_number(o.settle_ms).c_str(),
+               json_number(kL2Factor).c_str(), json_number(kVerifyThreshold).c_str());
+  std::fprintf(f, "  \"peak\": {");
+  for (DType d : {DType::kF16, DType::kBF16}) {
+    const PeakResult& pk = res.peak[int(d)];
+    std::fprintf(f,
+                 "%s\"%s\": {\"tflops\": %s, \"tflops_end\": %s, \"median_ms\": %s, \"runs\": %d, "
+                 "\"blocks\": %d, \"threads_per_block\": %d, \"chains_per_warp\": %d, \"iterations\": %d}",
+                 d == DType::kF16 ? "" : ", ", name_of(d), json_number(pk.tflops).c_str(),
+                 json_number(res.peak_end[int(d)].tflops).c_str(),
+                 json_number(pk.median_ms).c_str(), pk.runs, pk.blocks, pk.threads_per_block,
+                 pk.chains_per_warp, pk.iterations);
+  }
+  std::fprintf(f, "},\n");
+  std::fprintf(f, "  \"default_config\": %s,\n", json_string(kDefaultConfig.name()).c_str());
+  std::fprintf(f, "  \"default_configs_by_stages\": {");
+  for (std::size_t i = 0; i < std::size(kDefaultConfigsByStages); ++i)
+    std::fprintf(f, "%s\"%d\": %s", i ? ", " : "", kDefaultConfigsByStages[i].stages,
+                 json_string(kDefaultConfigsByStages[i].name()).c_str());
+  std::fprintf(f, "},\n");
+  std::fprintf(f, "  \"best_sweep_config\": %s,\n",
+               res.has_best_sweep ? json_string(res.best_sweep.name()).c_str() : "null");
+  std::fprintf(f, "  \"records\": [\n");
+  for (std::size_t i = 0; i < res.records.size(); ++i) {
+    const Record& r = res.records[i];
+    const Problem& p = r.problem;
+    std::fprintf(f,
+                 "    {\"group\": \"%s\", \"m\": %d, \"n\": %d, \"k\": %d, \"dtype\": \"%s\", "
+                 "\"layout\": \"%s\", \"kernel\": \"%s\", \"config\": %s, ",
+                 p.group.c_str(), p.m, p.n, p.k, name_of(p.dtype), name_of(p.layout),
+                 r.cublas ? "cublas" : r.is_auto ? "tilepipe-auto" : "tilepipe",
+                 json_string(r.config_name()).c_str());
+    if (!r.cublas)
+      std::fprintf(f,
+                   "\"tile\": [%d, %d, %d], \"warp\": [%d, %d], \"stages\": %d, \"default\": %s, "
+                   "\"split_k\": %d, \"workspace_bytes\": %zu, "
+                   "\"threads\": %d, \"smem_bytes\": %zu, \"registers\": %d, \"blocks_per_sm\": %d, ",
+                   r.config.tile_m, r.config.tile_n, r.config.tile_k, r.config.warp_m,
+                   r.config.warp_n, r.config.stages, r.is_default() ? "true" : "false", r.split_k,
+                   r.workspace_bytes, r.threads, r.smem_bytes, r.resources.registers,
+                   r.resources.blocks_per_sm);
+    if (r.is_auto)
+      std::fprintf(f, "\"auto_config\": %s, ", json_string(r.auto_choice().name()).c_str());
+    std::fprintf(f,
+                 "\"ms\": %s, \"ms_min\": %s, \"ms_q1\": %s, \"ms_q3\": %s, \"ms_max\": %s, "
+                 "\"runs\": %d, \"sets\": %d, "
+                 "\"tflops\": %s, \"ratio_cublas\": %s, \"ratio_peak\": %s, \"peak_now_tflops\": %s, "
+                 "\"ratio_peak_now\": %s, \"rel_error\": %s, "
+                 "\"nonfinite\": %llu, \"verified\": %s, \"error\": %s}%s\n",
+                 json_number(r.median_ms).c_str(), json_number(r.min_ms).c_str(),
+                 json_number(r.q1_ms).c_str(), json_number(r.q3_ms).c_str(),
+                 json_number(r.max_ms).c_str(), r.runs, r.sets, json_number(r.tflops).c_str(),
+                 json_number(res.ratio_cublas(r)).c_str(), json_number(res.ratio_peak(r)).c_str(),
+                 json_number(r.peak_now).c_str(), json_number(res.ratio_peak_now(r)).c_str(),
+                 json_number(r.rel_error).c_str(), r.nonfinite, r.verified ? "true" : "false",
+                 json_string(r.error).c_str(), i + 1 < res.records.size() ? "," : "");
+  }
+  std::fprintf(f, "  ]\n}\n");
+  std::fclose(f);
+  std::fprintf(stderr, "[bench] wrote %s (%zu records)\n", o.json_path.c_str(), res.records.size());
+}
+
+}  // namespace tilepipe_bench

@@ -1,0 +1,95 @@
+#pragma once
+//! \file
+//! What a run of gemm_bench found: one Record per configuration and problem, the mma.sync peak at
+//! the start and the end, and the lookups and ratios that the tables and the JSON report.
+
+#include <cmath>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "bench_common.cuh"
+#include "problems.cuh"
+
+namespace tilepipe_bench {
+
+struct Record {
+  Problem problem;
+  bool cublas = false;
+  bool is_auto = false;  // GemmAuto: `config` and `split_k` are what its heuristic chose
+  TileConfig config{};  // tilepipe only
+  int split_k = 1;
+  std::size_t workspace_bytes = 0;
+  bool auto_hopper = false;  // GemmAuto ran its Large choice on the Hopper tier
+  std::size_t smem_bytes = 0;
+  int threads = 0;
+  KernelResources resources;
+  double median_ms = NAN, min_ms = NAN, max_ms = NAN, q1_ms = NAN, q3_ms = NAN;
+  int runs = 0;
+  int sets = 0;
+  double tflops = NAN;
+  double peak_now = NAN;  // the mma.sync peak timed in turns with this problem's configurations
+  double rel_error = NAN;
+  unsigned long long nonfinite = 0;
+  bool verified = false;
+  std::string error;  // a launch that failed (can_implement, cuBLAS status)
+
+  std::string config_name() const {
+    if (cublas) return "cublas";
+    if (is_auto) return "auto(" + auto_choice().name() + ")";
+    return config.name();
+  }
+  AutoChoice auto_choice() const {
+    AutoChoice c;
+    c.config = config;
+    c.split_k = split_k;
+    c.workspace_bytes = workspace_bytes;
+    c.hopper = auto_hopper;
+    return c;
+  }
+  bool is_fixed_config() const { return !cublas && !is_auto; }  // one of the compiled configurations
+  bool is_default() const { return is_fixed_config() && config == kDefaultConfig; }
+};
+
+struct Results {
+  PeakResult peak[2];      // measured before the problems, by DType
+  PeakResult peak_end[2];  // and after them
+  std::vector<Record> records;
+  // The f16 TN sweep's fastest configuration, timed on the other problems (4096's if it ran).
+  TileConfig best_sweep{};
+  int best_sweep_from = 0;
+  bool has_best_sweep = false;
+
+  const Record* cublas_of(const Problem& p) const {
+    for (const auto& r : records)
+      if (r.cublas && same_problem(r.problem, p)) return &r;
+    return nullptr;
+  }
+  const Record* tilepipe_of(const Problem& p, const TileConfig& c) const {
+    for (const auto& r : records)
+      if (r.is_fixed_config() && r.config == c && same_problem(r.problem, p)) return &r;
+    return nullptr;
+  }
+  const Record* auto_of(const Problem& p) const {
+    for (const auto& r : records)
+      if (r.is_auto && same_problem(r.problem, p)) return &r;
+    return nullptr;
+  }
+  // The fastest verified fixed configuration (GemmAuto's result is reported on its own).
+  const Record* best_tilepipe(const Problem& p) const {
+    const Record* best = nullptr;
+    for (const auto& r : records)
+      if (r.is_fixed_config() && r.verified && same_problem(r.problem, p) && (!best || r.tflops > best->tflops))
+        best = &r;
+    return best;
+  }
+  double peak_of(DType d) const { return peak[int(d)].tflops; }
+  double ratio_cublas(const Record& r) const {
+    const Record* c = cublas_of(r.problem);
+    return c && c->tflops > 0 ? r.tflops / c->tflops : NAN;
+  }
+  double ratio_peak(const Record& r) const { return r.tflops / peak_of(r.problem.dtype); }
+  static double ratio_peak_now(const Record& r) { return r.tflops / r.peak_now; }
+};
+
+}  // namespace tilepipe_bench
