@@ -22,6 +22,7 @@ Bench::Bench(const Options& o)
   CHECK_CUBLAS(cublasSetStream(cublas_, stream_));
   kernels_ = all_kernels();
   autos_ = all_auto_kernels();
+  peers_ = all_peer_kernels();
   if (int missing = missing_candidates(kernels_, autos_))
     std::fprintf(stderr, "[bench] warning: %d candidate configurations are not compiled\n", missing);
 }
@@ -52,6 +53,15 @@ int Bench::run_all() {
         hopper += " " + k.config.name();
     std::fprintf(stderr, "[bench] Hopper tier (TMA + wgmma, GemmSm90: 128x256x64 tile up to 4 "
                          "stages, 128x128x64 above) runs these configurations:%s\n", hopper.c_str());
+  }
+  if (!peers_.empty()) {
+    std::string runs, skipped;
+    for (const PeerKernel& k : peers_) {
+      std::string& list = k.runs_on(prop_) ? runs : skipped;
+      if (list.find(k.peer) == std::string::npos) list += std::string(list.empty() ? "" : ", ") + k.peer;
+    }
+    std::fprintf(stderr, "[bench] peers: %s%s%s\n", runs.empty() ? "none" : runs.c_str(),
+                 skipped.empty() ? "" : "; not on this device: ", skipped.c_str());
   }
   for (DType d : {DType::kF16, DType::kBF16}) {
     PeakResult& peak = results_.peak[int(d)];
@@ -116,9 +126,9 @@ void Bench::run_problem(const Problem& p, std::uint64_t seed) {
   CHECK_CUDA(cudaStreamSynchronize(stream_));
   const cudaDataType_t d_type = p.dtype == DType::kF16 ? CUDA_R_16F : CUDA_R_16BF;
 
-  // Every configuration of the problem (cuBLAS, the compiled tilepipe ones, GemmAuto) is
-  // verified once, then all are timed in kRounds rounds, each taking its turn in every round,
-  // so that a change of the GPU's clock during the problem moves all of them alike.
+  // Every configuration of the problem (cuBLAS, the compiled tilepipe ones, GemmAuto, the other
+  // peers') is verified once, then all are timed in kRounds rounds, each taking its turn in every
+  // round, so that a change of the GPU's clock during the problem moves all of them alike.
   struct Entry {
     Record r;
     Launch launch;
@@ -185,6 +195,29 @@ void Bench::run_problem(const Problem& p, std::uint64_t seed) {
     };
     entries.push_back({r, launch});
   }
+  // The other peers' kernels (peers.cuh) that run on this device, each with the workspace it
+  // asks for.
+  std::vector<void*> peer_workspaces;
+  for (const PeerKernel& k : peers_) {
+    if (k.dtype != p.dtype || k.layout != p.layout || !k.runs_on(prop_)) continue;
+    Record r;
+    r.problem = p;
+    r.peer = k.peer;
+    r.peer_config = k.config;
+    r.workspace_bytes = k.workspace_size(operands_of(p, buf, 0));
+    void* peer_workspace = nullptr;
+    if (r.workspace_bytes > 0) {
+      CHECK_CUDA(cudaMalloc(&peer_workspace, r.workspace_bytes));
+      peer_workspaces.push_back(peer_workspace);
+    }
+    Launch launch = [&, peer = &k, peer_workspace, bytes = r.workspace_bytes](int s) -> std::string {
+      Operands op = operands_of(p, buf, s);
+      op.workspace = peer_workspace;
+      op.workspace_bytes = bytes;
+      return peer->run(op, stream_);
+    };
+    entries.push_back({r, launch});
+  }
 
   for (Entry& e : entries) verify(e.r, e.launch, buf);
   // One more turn per round, the last of a forward round and the first of a backward one: the
@@ -230,6 +263,7 @@ void Bench::run_problem(const Problem& p, std::uint64_t seed) {
   }
   CHECK_CUDA(cudaStreamSynchronize(stream_));
   if (workspace) cudaFree(workspace);
+  for (void* w : peer_workspaces) cudaFree(w);
   buf.release();
   if (problems_.is_sweep(p)) update_best_sweep(p);
 }

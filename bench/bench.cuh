@@ -1,8 +1,8 @@
 #pragma once
 //! \file
-//! The benchmark itself: for each problem, every configuration (cuBLAS, tilepipe's, GemmAuto) is
-//! verified once and then timed in turns, kRounds rounds of them, with the mma.sync peak kernel
-//! taking a turn in each round; then the tables and the JSON (report.cuh).
+//! The benchmark itself: for each problem, every configuration (cuBLAS, tilepipe's, GemmAuto, the
+//! other peers') is verified once and then timed in turns, kRounds rounds of them, with the
+//! mma.sync peak kernel taking a turn in each round; then the tables and the JSON (report.cuh).
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -13,6 +13,7 @@
 
 #include "bench_common.cuh"
 #include "options.hpp"
+#include "peers.cuh"
 #include "problems.cuh"
 #include "results.cuh"
 #include "timer.cuh"
@@ -56,6 +57,7 @@ class Bench {
   Verifier verifier_;
   std::vector<TilepipeKernel> kernels_;
   std::vector<AutoKernel> autos_;
+  std::vector<PeerKernel> peers_;
   std::map<const TilepipeKernel*, KernelResources> resources_;
   MmaPeakKernel peak_f16_{DType::kF16, kPeakTurnIterations};  // timed in turns with each problem
   MmaPeakKernel peak_bf16_{DType::kBF16, kPeakTurnIterations};

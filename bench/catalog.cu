@@ -1,7 +1,10 @@
 // The compiled configurations (catalog.cuh).
 #include "catalog.cuh"
 
+#include <algorithm>
 #include <cstdio>
+#include <string>
+#include <utility>
 
 namespace tilepipe_bench {
 
@@ -16,6 +19,22 @@ std::vector<TilepipeKernel> all_kernels() {
 std::vector<AutoKernel> all_auto_kernels() {
   std::vector<AutoKernel> kernels;
   add_auto_kernels(kernels);
+  return kernels;
+}
+
+std::vector<PeerKernel>& peer_registry() {
+  static std::vector<PeerKernel> kernels;  // filled before main() by the peers' PeerRegistrars
+  return kernels;
+}
+
+std::vector<PeerKernel> all_peer_kernels() {
+  // In a fixed order whatever the order of the peers' static initialization.
+  std::vector<PeerKernel> kernels = peer_registry();
+  std::stable_sort(kernels.begin(), kernels.end(), [](const PeerKernel& a, const PeerKernel& b) {
+    const int c = std::string(a.peer).compare(b.peer);
+    if (c != 0) return c < 0;
+    return std::make_pair(int(a.dtype), int(a.layout)) < std::make_pair(int(b.dtype), int(b.layout));
+  });
   return kernels;
 }
 
@@ -69,7 +88,35 @@ int list_kernels() {
                 a.select(square, 132).name().c_str());
   }
   std::printf("%zu GemmAuto instantiations\n", autos.size());
-  return missing_candidates(kernels, autos) ? 1 : 0;
+  int missing = missing_candidates(kernels, autos);
+
+  // The peers, if the build has any: each must have registered kernels. CMake defines these for
+  // the peers it compiles (bench/CutlassPeers.cmake).
+  const std::vector<PeerKernel> peers = all_peer_kernels();
+  std::vector<std::string> compiled;
+#if TILEPIPE_BENCH_CUTLASS_SM80
+  compiled.push_back("cutlass-sm80");
+#endif
+#if TILEPIPE_BENCH_CUTLASS_SM90
+  compiled.push_back("cutlass-sm90");
+#endif
+  if (!compiled.empty()) {
+    std::printf("%-13s %-5s %-3s %s\n", "peer", "dtype", "lay", "config");
+    for (const auto& k : peers)
+      std::printf("%-13s %-5s %-3s %s\n", k.peer, name_of(k.dtype), name_of(k.layout), k.config.c_str());
+    std::string counts;
+    for (const auto& name : compiled) {
+      int n = 0;
+      for (const auto& k : peers) n += name == k.peer ? 1 : 0;
+      counts += (counts.empty() ? "" : ", ") + name + " " + std::to_string(n);
+      if (n == 0) {
+        std::fprintf(stderr, "[bench] the build compiled %s but it has no kernel\n", name.c_str());
+        ++missing;
+      }
+    }
+    std::printf("%zu peer kernels: %s\n", peers.size(), counts.c_str());
+  }
+  return missing ? 1 : 0;
 }
 
 }  // namespace tilepipe_bench

@@ -1,11 +1,12 @@
 #pragma once
 //! \file
-//! The configurations compiled into gemm_bench (the configs_*.cu tables), how to find one, and
-//! `--list`, which prints them without a GPU.
+//! The configurations compiled into gemm_bench (the configs_*.cu tables, and the peers' kernels of
+//! peers.cuh), how to find one, and `--list`, which prints them without a GPU.
 
 #include <vector>
 
 #include "bench_common.cuh"
+#include "peers.cuh"
 
 namespace tilepipe_bench {
 
@@ -13,6 +14,8 @@ namespace tilepipe_bench {
 std::vector<TilepipeKernel> all_kernels();
 //! GemmAuto for every data type and layout.
 std::vector<AutoKernel> all_auto_kernels();
+//! The optional peers' kernels that this build compiled (TILEPIPE_BENCH_CUTLASS); none without.
+std::vector<PeerKernel> all_peer_kernels();
 
 const TilepipeKernel* find_kernel(const std::vector<TilepipeKernel>& kernels, DType d,
                                   LayoutPair l, const TileConfig& c);
@@ -23,7 +26,8 @@ const AutoKernel* find_auto_kernel(const std::vector<AutoKernel>& kernels, DType
 int missing_candidates(const std::vector<TilepipeKernel>& kernels,
                        const std::vector<AutoKernel>& autos);
 
-//! --list: what is compiled (needs no GPU). Returns the exit status: 1 if a candidate is missing.
+//! --list: what is compiled (needs no GPU). Returns the exit status: 1 if a candidate is missing,
+//! or if a peer that the build compiled has no kernel.
 int list_kernels();
 
 }  // namespace tilepipe_bench

@@ -48,6 +48,35 @@ std::string json_number(double x) {
   return buf;
 }
 
+// tilepipe against each peer: one row per problem, one group of columns per peer (cuBLAS first),
+// each the peer's fastest verified configuration and tilepipe's default and best over it.
+void print_peer_table(const Results& res, const std::vector<Problem>& problems) {
+  const std::vector<std::string> peers = res.peers();
+  std::printf("\nAgainst the peers, TFLOP/s: each peer's fastest verified configuration timed on the problem;\n"
+              "default/ and best/ = tilepipe's default and best configuration over it (above 1: tilepipe is faster).\n");
+  std::printf("%-5s %-3s %-18s | %8s %8s %6s", "dtype", "lay", "M x N x K", "cuBLAS", "default/", "best/");
+  for (const auto& peer : peers) std::printf(" | %-30s %8s %8s %6s", peer.c_str(), "TFLOP/s", "default/", "best/");
+  std::printf("\n");
+  for (const auto& p : problems) {
+    const Record* c = res.cublas_of(p);
+    if (!c) continue;
+    const Record* d = res.tilepipe_of(p, kDefaultConfig);
+    const Record* b = res.best_tilepipe(p);
+    auto over = [](const Record* r, const Record* peer) {
+      return r && r->verified && peer && peer->tflops > 0 ? fmt("%.2f", r->tflops / peer->tflops) : "-";
+    };
+    const Record* cv = c->verified ? c : nullptr;
+    std::printf("%-5s %-3s %-18s | %8s %8s %6s", name_of(p.dtype), name_of(p.layout), p.shape().c_str(),
+                cv ? fmt("%.1f", cv->tflops).c_str() : "-", over(d, cv).c_str(), over(b, cv).c_str());
+    for (const auto& peer : peers) {
+      const Record* r = res.best_peer(p, peer);
+      std::printf(" | %-30s %8s %8s %6s", r ? r->peer_config.c_str() : "-",
+                  r ? fmt("%.1f", r->tflops).c_str() : "-", over(d, r).c_str(), over(b, r).c_str());
+    }
+    std::printf("\n");
+  }
+}
+
 }  // namespace
 
 void print_tables(const Results& res, const RunInfo& run) {
@@ -106,6 +135,9 @@ void print_tables(const Results& res, const RunInfo& run) {
       std::printf(" %4d%s  %s\n", regs, cells.c_str(), occupancy.c_str());
     }
   }
+
+  // The other peers, where the build has any (TILEPIPE_BENCH_CUTLASS).
+  if (!res.peers().empty()) print_peer_table(res, problems);
 
   // Summary: one row per problem.
   std::printf("\nAll problems, TFLOP/s. default = %s (GemmMultistage<4>: on an sm_90a device, its Hopper tier); best = fastest verified fixed tilepipe configuration timed on that problem;\n"
@@ -178,7 +210,8 @@ void write_json(const Results& res, const RunInfo& run) {
   const int cublas_version = run.cublas_version;
   cudaRuntimeGetVersion(&runtime);
   cudaDriverGetVersion(&driver);
-  std::fprintf(f, "{\n  \"schema\": \"tilepipe-gemm-bench/3\",\n");
+  // Schema 4: the peers (top-level "peers", their records' "kernel", "ratio_peers").
+  std::fprintf(f, "{\n  \"schema\": \"tilepipe-gemm-bench/4\",\n");
   std::fprintf(f, "  \"date\": %s,\n", json_string(date_utc()).c_str());
   std::fprintf(f, "  \"command\": %s,\n", json_string(o.command_line).c_str());
   std::fprintf(f,
@@ -219,6 +252,11 @@ void write_json(const Results& res, const RunInfo& run) {
   std::fprintf(f, "},\n");
   std::fprintf(f, "  \"best_sweep_config\": %s,\n",
                res.has_best_sweep ? json_string(res.best_sweep.name()).c_str() : "null");
+  const std::vector<std::string> peers = res.peers();
+  std::fprintf(f, "  \"peers\": [");
+  for (std::size_t i = 0; i < peers.size(); ++i)
+    std::fprintf(f, "%s%s", i ? ", " : "", json_string(peers[i]).c_str());
+  std::fprintf(f, "],\n");
   std::fprintf(f, "  \"records\": [\n");
   for (std::size_t i = 0; i < res.records.size(); ++i) {
     const Record& r = res.records[i];
@@ -227,9 +265,11 @@ void write_json(const Results& res, const RunInfo& run) {
                  "    {\"group\": \"%s\", \"m\": %d, \"n\": %d, \"k\": %d, \"dtype\": \"%s\", "
                  "\"layout\": \"%s\", \"kernel\": \"%s\", \"config\": %s, ",
                  p.group.c_str(), p.m, p.n, p.k, name_of(p.dtype), name_of(p.layout),
-                 r.cublas ? "cublas" : r.is_auto ? "tilepipe-auto" : "tilepipe",
+                 r.cublas ? "cublas" : r.is_auto ? "tilepipe-auto" : r.is_peer() ? r.peer.c_str() : "tilepipe",
                  json_string(r.config_name()).c_str());
-    if (!r.cublas)
+    if (r.is_peer())
+      std::fprintf(f, "\"workspace_bytes\": %zu, ", r.workspace_bytes);
+    else if (!r.cublas)
       std::fprintf(f,
                    "\"tile\": [%d, %d, %d], \"warp\": [%d, %d], \"stages\": %d, \"default\": %s, "
                    "\"split_k\": %d, \"workspace_bytes\": %zu, "
@@ -240,6 +280,14 @@ void write_json(const Results& res, const RunInfo& run) {
                    r.resources.blocks_per_sm);
     if (r.is_auto)
       std::fprintf(f, "\"auto_config\": %s, ", json_string(r.auto_choice().name()).c_str());
+    if (!r.is_peer()) {
+      // Over the fastest verified configuration of each peer on the problem.
+      std::fprintf(f, "\"ratio_peers\": {");
+      for (std::size_t j = 0; j < peers.size(); ++j)
+        std::fprintf(f, "%s%s: %s", j ? ", " : "", json_string(peers[j]).c_str(),
+                     json_number(res.ratio_peer(r, peers[j])).c_str());
+      std::fprintf(f, "}, ");
+    }
     std::fprintf(f,
                  "\"ms\": %s, \"ms_min\": %s, \"ms_q1\": %s, \"ms_q3\": %s, \"ms_max\": %s, "
                  "\"runs\": %d, \"sets\": %d, "

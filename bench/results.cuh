@@ -1,8 +1,10 @@
 #pragma once
 //! \file
-//! What a run of gemm_bench found: one Record per configuration and problem, the mma.sync peak at
-//! the start and the end, and the lookups and ratios that the tables and the JSON report.
+//! What a run of gemm_bench found: one Record per configuration and problem (tilepipe's, GemmAuto,
+//! cuBLAS and the other peers), the mma.sync peak at the start and the end, and the lookups and
+//! ratios that the tables and the JSON report.
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <string>
@@ -17,9 +19,11 @@ struct Record {
   Problem problem;
   bool cublas = false;
   bool is_auto = false;  // GemmAuto: `config` and `split_k` are what its heuristic chose
+  std::string peer;         // another library's kernel (PeerKernel::peer, e.g. "cutlass-sm90")
+  std::string peer_config;  // and its configuration (PeerKernel::config)
   TileConfig config{};  // tilepipe only
   int split_k = 1;
-  std::size_t workspace_bytes = 0;
+  std::size_t workspace_bytes = 0;  // GemmAuto's split-K, a peer's
   bool auto_hopper = false;  // GemmAuto ran its Large choice on the Hopper tier
   std::size_t smem_bytes = 0;
   int threads = 0;
@@ -36,6 +40,7 @@ struct Record {
 
   std::string config_name() const {
     if (cublas) return "cublas";
+    if (is_peer()) return peer_config;
     if (is_auto) return "auto(" + auto_choice().name() + ")";
     return config.name();
   }
@@ -47,7 +52,9 @@ struct Record {
     c.hopper = auto_hopper;
     return c;
   }
-  bool is_fixed_config() const { return !cublas && !is_auto; }  // one of the compiled configurations
+  bool is_peer() const { return !peer.empty(); }
+  // One of tilepipe's compiled configurations.
+  bool is_fixed_config() const { return !cublas && !is_auto && !is_peer(); }
   bool is_default() const { return is_fixed_config() && config == kDefaultConfig; }
 };
 
@@ -83,6 +90,22 @@ struct Results {
         best = &r;
     return best;
   }
+  // The fastest verified configuration of a peer ("cutlass-sm80", ...) on p.
+  const Record* best_peer(const Problem& p, const std::string& name) const {
+    const Record* best = nullptr;
+    for (const auto& r : records)
+      if (r.peer == name && r.verified && same_problem(r.problem, p) && (!best || r.tflops > best->tflops))
+        best = &r;
+    return best;
+  }
+  // The peers timed in this run (besides cuBLAS), in the order they first ran.
+  std::vector<std::string> peers() const {
+    std::vector<std::string> names;
+    for (const auto& r : records)
+      if (r.is_peer() && std::find(names.begin(), names.end(), r.peer) == names.end())
+        names.push_back(r.peer);
+    return names;
+  }
   double peak_of(DType d) const { return peak[int(d)].tflops; }
   double ratio_cublas(const Record& r) const {
     const Record* c = cublas_of(r.problem);
@@ -90,6 +113,11 @@ struct Results {
   }
   double ratio_peak(const Record& r) const { return r.tflops / peak_of(r.problem.dtype); }
   static double ratio_peak_now(const Record& r) { return r.tflops / r.peak_now; }
+  // r's speed over the fastest verified configuration of a peer on r's problem.
+  double ratio_peer(const Record& r, const std::string& name) const {
+    const Record* b = best_peer(r.problem, name);
+    return b && b->tflops > 0 ? r.tflops / b->tflops : NAN;
+  }
 };
 
 }  // namespace tilepipe_bench
