@@ -3,7 +3,10 @@
 // and several consumers in many interleavings, for Stages 2..6, and checks that every consumer
 // reads every k-tile in order once it has landed, that no slot is refilled while it is still to be
 // read, and that nothing deadlocks. The same model, run with a known mistake in the protocol
-// (a wrong parity, a missing arrival), must report it.
+// (a wrong parity, a missing arrival), must report it. A second model runs the ring of a cluster
+// of CTAs whose producers multicast B into each other's slots (the default Hopper GEMM): each
+// consumer releases a slot in every CTA, and each producer waits for its slots' last releases
+// before its CTA may exit.
 
 #include <gtest/gtest.h>
 
@@ -404,6 +407,251 @@ void check_race_caught(Mistake mistake, Schedule adversary) {
   EXPECT_GE(caught, kSeeds * 3 / 4) << "random interleavings that showed the race";
 }
 
+
+// ---- The ring of a cluster (TMA multicast) ----------------------------------------------------
+
+// Mistakes of the cluster protocol the model must catch.
+enum class ClusterMistake {
+  kNone,
+  kReleaseLocalOnly,  // consumers release only their own CTA's slot (and the empty barriers
+                      // count only local arrivals): the non-cluster protocol inside a cluster
+  kNoTail,            // a producer does not wait for its slots' last releases before exiting
+};
+
+struct ClusterOutcome {
+  bool deadlock = false;
+  int stale_reads = 0;      // a consumer saw a part of the slot other than the k-tile it expected
+  int overwrites = 0;       // a copy landed in a slot some consumer of that CTA had not read
+  int extra_arrivals = 0;
+  int after_exit = 0;       // an arrival or a copy reached a CTA that had exited
+  bool in_order = true;
+
+  bool clean() const {
+    return !deadlock && stale_reads == 0 && overwrites == 0 && extra_arrivals == 0 &&
+           after_exit == 0 && in_order;
+  }
+};
+
+std::ostream& operator<<(std::ostream& os, const ClusterOutcome& o) {
+  return os << "{deadlock " << o.deadlock << ", stale " << o.stale_reads << ", overwrites "
+            << o.overwrites << ", extra arrivals " << o.extra_arrivals << ", after exit "
+            << o.after_exit << ", in order " << o.in_order << "}";
+}
+
+// `Ctas` CTAs, each with a ring of `Stages` slots of an A part (its own copy) and one B part per
+// CTA (CTA r copies part r and multicasts it to every CTA: one copy per destination, landing in
+// any order). A CTA's full barrier expects its producer's arrival and the bytes of A and of every
+// B part; its empty barrier the releases of every consumer of every CTA (of its own only, with
+// kReleaseLocalOnly). Roles move one at a time, in random or fixed orders.
+template <int Stages>
+class ClusterRingSimulation {
+ public:
+  static constexpr int kNoData = -1, kLanding = -2;
+  static constexpr std::int64_t kBytesA = 16384, kBytesBPart = 8192;
+
+  ClusterRingSimulation(int ctas, int k_tiles, int consumers, ClusterMistake mistake)
+      : ctas_(ctas), k_tiles_(k_tiles), consumers_(consumers), mistake_(mistake) {
+    const int releases = mistake == ClusterMistake::kReleaseLocalOnly ? consumers : consumers * ctas;
+    for (int c = 0; c < ctas; ++c) {
+      Cta cta;
+      for (int i = 0; i < Stages; ++i) {
+        cta.full.emplace_back(1);
+        cta.empty.emplace_back(releases);
+      }
+      cta.a.assign(Stages, kNoData);
+      cta.b.assign(Stages, std::vector<int>(ctas, kNoData));
+      cta.consumer.resize(consumers);
+      cta_.push_back(cta);
+    }
+  }
+
+  ClusterOutcome run(Schedule schedule, unsigned seed) {
+    std::mt19937 rng(seed);
+    // Roles: per CTA a producer and its consumers, then the copy engine.
+    const int per_cta = 1 + consumers_;
+    const int roles = ctas_ * per_cta + 1;
+    std::vector<int> weight(roles, 1);
+    if (schedule == Schedule::kRandom) {
+      std::uniform_int_distribution<int> w(1, 12);
+      for (int& x : weight) x = w(rng);
+    }
+    std::vector<int> ready;
+    for (;;) {
+      ready.clear();
+      for (int r = 0; r < roles; ++r)
+        if (can_move(r, per_cta)) ready.push_back(r);
+      if (ready.empty()) break;
+      int role;
+      if (schedule == Schedule::kProducerFirst) {
+        role = ready.front();
+      } else if (schedule == Schedule::kConsumersFirst) {
+        role = ready.back() == roles - 1 && ready.size() > 1 ? ready[ready.size() - 2] : ready.back();
+      } else {
+        int total = 0;
+        for (int r : ready) total += weight[r];
+        int x = std::uniform_int_distribution<int>(0, total - 1)(rng);
+        role = ready.back();
+        for (int r : ready) {
+          if (x < weight[r]) {
+            role = r;
+            break;
+          }
+          x -= weight[r];
+        }
+      }
+      move(role, per_cta, rng, schedule);
+    }
+    for (const Cta& cta : cta_) {
+      if (!cta.exited) outcome_.deadlock = true;
+      for (const Consumer& c : cta.consumer) {
+        if (c.read_log.size() != static_cast<std::size_t>(k_tiles_)) outcome_.in_order = false;
+        for (std::size_t k = 0; k < c.read_log.size(); ++k)
+          if (c.read_log[k] != static_cast<int>(k)) outcome_.in_order = false;
+      }
+    }
+    if (!in_flight_.empty()) outcome_.deadlock = true;
+    return outcome_;
+  }
+
+ private:
+  using State = tilepipe::PipelineState<Stages>;
+  struct Consumer {
+    State state;
+    int k_tile = 0;
+    bool reading = false;
+    std::vector<int> read_log;
+  };
+  struct Cta {
+    std::vector<Mbarrier> full, empty;
+    std::vector<int> a;               // k-tile in each slot's A part
+    std::vector<std::vector<int>> b;  // k-tile in each slot's B parts
+    std::vector<Consumer> consumer;
+    State producer;
+    int produced = 0;
+    int tail = 0;  // slots whose last release the producer has waited for
+    bool exited = false;
+  };
+  struct Copy {
+    int cta;   // destination
+    int slot;
+    int k_tile;
+    int part;  // -1: A, else the B part
+  };
+
+  int tail_length() const { return mistake_ == ClusterMistake::kNoTail ? 0 : Stages; }
+
+  bool can_move(int role, int per_cta) const {
+    if (role == ctas_ * per_cta) return !in_flight_.empty();
+    const Cta& cta = cta_[role / per_cta];
+    const int r = role % per_cta;
+    if (cta.exited) return false;
+    if (r == 0) {
+      if (cta.produced >= k_tiles_ && cta.tail >= tail_length()) return false;
+      const State st = cta.producer;
+      return cta.empty[st.index()].try_wait_parity(st.phase() ^ 1u);
+    }
+    const Consumer& c = cta.consumer[r - 1];
+    if (c.k_tile >= k_tiles_) return false;
+    return c.reading || cta.full[c.state.index()].try_wait_parity(c.state.phase());
+  }
+
+  void move(int role, int per_cta, std::mt19937& rng, Schedule schedule) {
+    if (role == ctas_ * per_cta) {
+      std::size_t i = 0;
+      if (schedule == Schedule::kRandom)
+        i = std::uniform_int_distribution<std::size_t>(0, in_flight_.size() - 1)(rng);
+      const Copy c = in_flight_[i];
+      in_flight_.erase(in_flight_.begin() + static_cast<std::ptrdiff_t>(i));
+      Cta& dst = cta_[c.cta];
+      if (dst.exited) {
+        ++outcome_.after_exit;
+        return;
+      }
+      (c.part < 0 ? dst.a[c.slot] : dst.b[c.slot][c.part]) = c.k_tile;
+      dst.full[c.slot].complete_tx(c.part < 0 ? kBytesA : kBytesBPart);
+      return;
+    }
+    const int id = role / per_cta;
+    const int r = role % per_cta;
+    if (r == 0) return produce(id);
+    consume(id, r - 1);
+  }
+
+  // Producer of CTA `id`, past its wait on empty[s]: the next k-tile, or a step of the tail.
+  void produce(int id) {
+    Cta& cta = cta_[id];
+    const int s = cta.producer.index();
+    if (cta.produced >= k_tiles_) {  // the tail: this slot's last releases are in
+      cta.producer.advance();
+      ++cta.tail;
+      maybe_exit(id);
+      return;
+    }
+    const int k = cta.produced;
+    if (!cta.full[s].arrive_expect_tx(kBytesA + kBytesBPart * ctas_)) ++outcome_.extra_arrivals;
+    in_flight_.push_back({id, s, k, -1});
+    for (int dst = 0; dst < ctas_; ++dst) {
+      // The multicast writes slot s of every CTA: each one's consumers must have read k - Stages.
+      for (const Consumer& c : cta_[dst].consumer)
+        if (k >= Stages && c.k_tile <= k - Stages) {
+          ++outcome_.overwrites;
+          break;
+        }
+      cta_[dst].b[s][id] = kLanding;
+      in_flight_.push_back({dst, s, k, id});
+    }
+    cta.a[s] = kLanding;
+    cta.producer.advance();
+    ++cta.produced;
+    maybe_exit(id);
+  }
+
+  void consume(int id, int which) {
+    Cta& cta = cta_[id];
+    Consumer& c = cta.consumer[which];
+    const int s = c.state.index();
+    bool intact = cta.a[s] == c.k_tile;
+    for (int part : cta.b[s]) intact = intact && part == c.k_tile;
+    if (!intact) ++outcome_.stale_reads;
+    if (!c.reading) {
+      c.reading = true;
+      return;
+    }
+    c.read_log.push_back(intact ? c.k_tile : kLanding);
+    c.reading = false;
+    ++c.k_tile;
+    if (mistake_ == ClusterMistake::kReleaseLocalOnly) {
+      if (!cta.empty[s].arrive()) ++outcome_.extra_arrivals;
+    } else {
+      for (int dst = 0; dst < ctas_; ++dst) {
+        if (cta_[dst].exited) {
+          ++outcome_.after_exit;
+          continue;
+        }
+        if (!cta_[dst].empty[s].arrive()) ++outcome_.extra_arrivals;
+      }
+    }
+    c.state.advance();
+    maybe_exit(id);
+  }
+
+  // A CTA exits once its producer has issued everything and walked its tail, and its consumers
+  // have read everything.
+  void maybe_exit(int id) {
+    Cta& cta = cta_[id];
+    if (cta.produced < k_tiles_ || cta.tail < tail_length()) return;
+    for (const Consumer& c : cta.consumer)
+      if (c.k_tile < k_tiles_) return;
+    cta.exited = true;
+  }
+
+  int ctas_, k_tiles_, consumers_;
+  ClusterMistake mistake_;
+  std::vector<Cta> cta_;
+  std::deque<Copy> in_flight_;
+  ClusterOutcome outcome_;
+};
+
 }  // namespace
 
 TEST(PipelineState, MbarrierModelFollowsPtx) {
@@ -472,4 +720,61 @@ TEST(PipelineState, ModelCatchesAConsumerWaitingOnTheWrongParity) {
   check_race_caught<2>(Mistake::kConsumerWaitsOnFlippedPhase, Schedule::kConsumersFirst);
   check_race_caught<4>(Mistake::kConsumerWaitsOnFlippedPhase, Schedule::kConsumersFirst);
   check_race_caught<6>(Mistake::kConsumerWaitsOnFlippedPhase, Schedule::kConsumersFirst);
+}
+
+template <int Stages>
+void check_cluster_protocol() {
+  SCOPED_TRACE(testing::Message() << Stages << " stages");
+  for (int ctas : {2, 4})
+    for (int consumers : {1, 8})
+      for (int k_tiles : k_tile_totals<Stages>()) {
+        SCOPED_TRACE(testing::Message() << ctas << " CTAs, " << consumers << " consumers, "
+                                        << k_tiles << " k-tiles");
+        for (Schedule schedule : {Schedule::kProducerFirst, Schedule::kConsumersFirst}) {
+          const ClusterOutcome o =
+              ClusterRingSimulation<Stages>(ctas, k_tiles, consumers, ClusterMistake::kNone).run(schedule, 0);
+          EXPECT_TRUE(o.clean()) << o << " schedule " << static_cast<int>(schedule);
+        }
+        for (unsigned seed = 0; seed < kSeeds; ++seed) {
+          const ClusterOutcome o =
+              ClusterRingSimulation<Stages>(ctas, k_tiles, consumers, ClusterMistake::kNone).run(Schedule::kRandom, seed);
+          ASSERT_TRUE(o.clean()) << o << " seed " << seed;
+        }
+      }
+}
+
+TEST(PipelineState, ClusterRingProtocolModel) {
+  check_cluster_protocol<2>();
+  check_cluster_protocol<4>();
+  check_cluster_protocol<6>();
+}
+
+TEST(PipelineState, ClusterModelCatchesLocalReleases) {
+  // Releasing only the own CTA's slot lets a peer's multicast land in a slot that is still being
+  // read: the producer-first order shows it every time, most random orders too.
+  const int k_tiles = 4 * 4 + 3;
+  const ClusterOutcome first =
+      ClusterRingSimulation<4>(2, k_tiles, 8, ClusterMistake::kReleaseLocalOnly).run(Schedule::kProducerFirst, 0);
+  EXPECT_GT(first.overwrites + first.stale_reads, 0) << first;
+  unsigned caught = 0;
+  for (unsigned seed = 0; seed < kSeeds; ++seed)
+    if (!ClusterRingSimulation<4>(2, k_tiles, 8, ClusterMistake::kReleaseLocalOnly)
+             .run(Schedule::kRandom, seed)
+             .clean())
+      ++caught;
+  EXPECT_GE(caught, kSeeds / 2) << "random interleavings that showed the race";
+}
+
+TEST(PipelineState, ClusterModelCatchesAProducerWithoutTail) {
+  // Without the tail a CTA may exit while its peer's consumers still release its slots.
+  unsigned caught = 0;
+  for (unsigned seed = 0; seed < kSeeds; ++seed) {
+    const ClusterOutcome o =
+        ClusterRingSimulation<3>(2, 10, 4, ClusterMistake::kNoTail).run(Schedule::kRandom, seed);
+    if (o.after_exit > 0) ++caught;
+  }
+  EXPECT_GE(caught, kSeeds / 4) << "random interleavings in which a CTA was reached after exiting";
+  const ClusterOutcome clean =
+      ClusterRingSimulation<3>(2, 10, 4, ClusterMistake::kNone).run(Schedule::kRandom, 0);
+  EXPECT_EQ(clean.after_exit, 0) << clean;
 }
