@@ -119,6 +119,14 @@ class Mbarrier {
   std::uint64_t phase_ = 0;  // the current phase's number; completed phases before it
 };
 
+// Whether a consumer read k-tiles 0, 1, ..., k_tiles - 1, each once.
+bool read_in_order(const std::vector<int>& log, int k_tiles) {
+  if (log.size() != static_cast<std::size_t>(k_tiles)) return false;
+  for (std::size_t k = 0; k < log.size(); ++k)
+    if (log[k] != static_cast<int>(k)) return false;
+  return true;
+}
+
 // The mistakes the model must catch.
 enum class Mistake {
   kNone,
@@ -134,6 +142,17 @@ enum class Schedule {
   kProducerFirst,   // the producer and copy engine run as far ahead as they are allowed
   kConsumersFirst,  // consumers run the moment a wait lets them
 };
+
+// How often each role is picked when it can move: at random per seed (slow and fast roles) for
+// the random schedule, all alike otherwise.
+std::vector<int> role_weights(int roles, Schedule schedule, std::mt19937& rng) {
+  std::vector<int> weight(roles, 1);
+  if (schedule == Schedule::kRandom) {
+    std::uniform_int_distribution<int> w(1, 12);
+    for (int& x : weight) x = w(rng);
+  }
+  return weight;
+}
 
 struct Outcome {
   bool deadlock = false;   // some role still had work and none could move
@@ -177,11 +196,7 @@ class RingSimulation {
     std::mt19937 rng(seed);
     // Roles: 0 producer, 1 copy engine, 2.. consumers.
     const int roles = 2 + consumers_;
-    std::vector<int> weight(roles, 1);
-    if (schedule == Schedule::kRandom) {
-      std::uniform_int_distribution<int> w(1, 12);
-      for (int& x : weight) x = w(rng);
-    }
+    const std::vector<int> weight = role_weights(roles, schedule, rng);
     std::vector<int> ready;
     for (;;) {
       ready.clear();
@@ -191,11 +206,8 @@ class RingSimulation {
       move(pick(ready, weight, schedule, rng), rng, schedule);
     }
     outcome_.deadlock = !all_done();
-    for (const Consumer& c : consumer_) {
-      if (c.read_log.size() != static_cast<std::size_t>(k_tiles_)) outcome_.in_order = false;
-      for (std::size_t k = 0; k < c.read_log.size(); ++k)
-        if (c.read_log[k] != static_cast<int>(k)) outcome_.in_order = false;
-    }
+    for (const Consumer& c : consumer_)
+      if (!read_in_order(c.read_log, k_tiles_)) outcome_.in_order = false;
     return outcome_;
   }
 
@@ -470,11 +482,7 @@ class ClusterRingSimulation {
     // Roles: per CTA a producer and its consumers, then the copy engine.
     const int per_cta = 1 + consumers_;
     const int roles = ctas_ * per_cta + 1;
-    std::vector<int> weight(roles, 1);
-    if (schedule == Schedule::kRandom) {
-      std::uniform_int_distribution<int> w(1, 12);
-      for (int& x : weight) x = w(rng);
-    }
+    const std::vector<int> weight = role_weights(roles, schedule, rng);
     std::vector<int> ready;
     for (;;) {
       ready.clear();
@@ -503,11 +511,8 @@ class ClusterRingSimulation {
     }
     for (const Cta& cta : cta_) {
       if (!cta.exited) outcome_.deadlock = true;
-      for (const Consumer& c : cta.consumer) {
-        if (c.read_log.size() != static_cast<std::size_t>(k_tiles_)) outcome_.in_order = false;
-        for (std::size_t k = 0; k < c.read_log.size(); ++k)
-          if (c.read_log[k] != static_cast<int>(k)) outcome_.in_order = false;
-      }
+      for (const Consumer& c : cta.consumer)
+        if (!read_in_order(c.read_log, k_tiles_)) outcome_.in_order = false;
     }
     if (!in_flight_.empty()) outcome_.deadlock = true;
     return outcome_;

@@ -138,17 +138,9 @@ class GemmSm90 {
     int clusters = 0;
     Status s = resident_clusters(kernel, &clusters);
     if (!s) return s;
-    cudaLaunchConfig_t config{};
-    config.gridDim = dim3(static_cast<unsigned>(work.grid_size(clusters) * Config::kClusterM));
-    config.blockDim = dim3(kThreads);
-    config.dynamicSmemBytes = kSharedBytes;
-    config.stream = stream;
     cudaLaunchAttribute cluster{};
-    cluster.id = cudaLaunchAttributeClusterDimension;
-    cluster.val.clusterDim.x = Config::kClusterM;
-    cluster.val.clusterDim.y = 1;
-    cluster.val.clusterDim.z = 1;
-    config.attrs = &cluster;
+    cudaLaunchConfig_t config =
+        launch_config(static_cast<unsigned>(work.grid_size(clusters) * Config::kClusterM), cluster, stream);
     // Without a cluster, no attribute: a launch with a cluster of 1 ran ~7% slower on an H100.
     config.numAttrs = Config::kClusterM > 1 ? 1 : 0;
     const cudaError_t e = cudaLaunchKernelEx(&config, kernel, p);
@@ -156,6 +148,25 @@ class GemmSm90 {
   }
 
  private:
+  //! `blocks` blocks of the kernel on `stream`, in clusters of `Config::kClusterM` described by
+  //! `cluster` (which the configuration points to, so it must outlive it).
+  static cudaLaunchConfig_t launch_config(unsigned blocks, cudaLaunchAttribute& cluster,
+                                          cudaStream_t stream) {
+    cluster = cudaLaunchAttribute{};
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim.x = Config::kClusterM;
+    cluster.val.clusterDim.y = 1;
+    cluster.val.clusterDim.z = 1;
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(blocks);
+    config.blockDim = dim3(kThreads);
+    config.dynamicSmemBytes = kSharedBytes;
+    config.stream = stream;
+    config.attrs = &cluster;
+    config.numAttrs = 1;
+    return config;
+  }
+
   //! Sets `kernel`'s shared-memory limit (on every launch: a cached "done" would skip the other
   //! translation units' copies of the kernel) and returns how many of its clusters fit on the
   //! current device at once (one block per SM), asked once per device.
@@ -169,17 +180,8 @@ class GemmSm90 {
     if (e != cudaSuccess) return cuda_error("device set-up", e);
     if (device >= 0 && device < 256 && (*clusters = known[device].load(std::memory_order_relaxed)) > 0)
       return Status::success();
-    cudaLaunchConfig_t config{};
-    config.gridDim = dim3(Config::kClusterM);
-    config.blockDim = dim3(kThreads);
-    config.dynamicSmemBytes = kSharedBytes;
     cudaLaunchAttribute cluster{};
-    cluster.id = cudaLaunchAttributeClusterDimension;
-    cluster.val.clusterDim.x = Config::kClusterM;
-    cluster.val.clusterDim.y = 1;
-    cluster.val.clusterDim.z = 1;
-    config.attrs = &cluster;
-    config.numAttrs = 1;
+    const cudaLaunchConfig_t config = launch_config(Config::kClusterM, cluster, nullptr);
     int n = 0;
     e = cudaOccupancyMaxActiveClusters(&n, reinterpret_cast<const void*>(kernel), &config);
     if (e != cudaSuccess) return cuda_error("device set-up", e);
