@@ -6,6 +6,8 @@
 //! swizzled, so the writes are free of bank conflicts), and one thread hands each chunk to the
 //! copy engine, which writes it to D while the warpgroup converts the next chunk and then goes
 //! on to its next tile's MMAs: the tensor cores wait only for the conversion, not for D's writes.
+//! That is row-major D; column-major D, and the tiles named below, are written straight from
+//! the registers.
 //! TMA clips the tiles on D's edges, except that it writes the last 16 bytes of a line whole:
 //! where D's lines do not end on 16 bytes, the tiles crossing their end are written straight
 //! from the registers instead. C (for `beta != 0`) is read directly from global memory. `op` is an output operator (output_ops.cuh), the same as the
@@ -108,27 +110,15 @@ class WarpgroupEpilogue {
     const ElementD* c = o.beta != 0.0f ? o.c + batch * p.batch_stride_c : nullptr;
     // TMA writes a line's last 16 bytes whole: a tile that crosses the end of D's lines where
     // that end is not 16-byte aligned would write past it, so such a tile is stored directly.
+    // Column-major D is written directly too (its chunks, lines of 64 rows, would need a second
+    // unrolled path, which doubled the kernels' compile time).
     const bool row_major = o.layout == Layout::kRowMajor;
-    const int line_end = row_major ? o.n : o.m;
-    const bool crosses = row_major ? n0 + kN > o.n : m0 + 64 > o.m;
-    if (crosses && (line_end * kBytes) % 16 != 0) {
+    if (!row_major || (n0 + kN > o.n && (o.n * kBytes) % 16 != 0)) {
       ElementD* d = o.d + batch * p.batch_stride_d;
-      if (row_major) {
-        if (c != nullptr) store_direct<true, true>(acc, o, d, c, m0, n0);
-        else store_direct<true, false>(acc, o, d, c, m0, n0);
-      } else {
-        if (c != nullptr) store_direct<false, true>(acc, o, d, c, m0, n0);
-        else store_direct<false, false>(acc, o, d, c, m0, n0);
-      }
+      store_direct(acc, o, d, c, m0, n0);
       return;
     }
-    if (row_major) {
-      if (c != nullptr) run<true, true>(acc, p, c, m0, n0, batch, full);
-      else run<true, false>(acc, p, c, m0, n0, batch, full);
-    } else {
-      if (c != nullptr) run<false, true>(acc, p, c, m0, n0, batch, full);
-      else run<false, false>(acc, p, c, m0, n0, batch, full);
-    }
+    run(acc, p, c, m0, n0, batch, full);
   }
 
   //! Waits until every store this warpgroup handed over has been written (before the block
@@ -144,12 +134,14 @@ class WarpgroupEpilogue {
     return line * 128 + ((((pos * kBytes) / 16) ^ (line % 8)) * 16) + (pos * kBytes) % 16;
   }
 
-  template <bool kRowMajor, bool kBeta>
+  // `c` is null where beta is 0 (a uniform branch: one code path serves both, which keeps the
+  // kernels' compile time down).
   TILEPIPE_DEVICE static ElementD value(float x, const EpilogueParams<ElementD, OutputOp>& o,
                                         const ElementD* c, int row, int col, bool full) {
     if (!full && (row >= o.m || col >= o.n)) return from_float<ElementD>(0.0f);  // clipped by TMA
     float v = o.alpha * x;
-    if constexpr (kBeta) v += o.beta * to_float(c[kRowMajor ? row * o.ldc + col : col * o.ldc + row]);
+    if (c != nullptr)
+      v += o.beta * to_float(c[o.layout == Layout::kRowMajor ? row * o.ldc + col : col * o.ldc + row]);
     return from_float<ElementD>(o.op(v, row, col));
   }
 
@@ -157,79 +149,30 @@ class WarpgroupEpilogue {
     ElementD v[2];
   };
 
-  template <bool kRowMajor, bool kBeta>
   TILEPIPE_DEVICE void run(const Accumulators& acc, const Params& p, const ElementD* c, int m0,
                            int n0, int batch, bool full) {
     const EpilogueParams<ElementD, OutputOp>& o = p.out;
-    // Registers {4j, 4j+1} are columns (c, c+1) of row r, {4j+2, 4j+3} the same of row r + 8;
-    // warp w holds rows 16w .. 16w + 15.
-    if constexpr (kRowMajor) {
-      // Chunk q: all 64 rows, columns q * kLine ..; a pair of registers is one store.
+    // Registers {4j, 4j+1} are columns (c, c+1) of row r, {4j+2, 4j+3} the same of row r + 8.
+    // Chunk q: all 64 rows, columns q * kLine ..; a pair of registers is one store.
+    TILEPIPE_UNROLL
+    for (int q = 0; q < kN / kLine; ++q) {
+      unsigned char* buffer = s_.chunk[next_];
       TILEPIPE_UNROLL
-      for (int q = 0; q < kN / kLine; ++q) {
-        unsigned char* buffer = s_.chunk[next_];
-        TILEPIPE_UNROLL
-        for (int j = 0; j < kLine / 2; j += 2) {
-          const int i = q * kLine / 2 + j;
-          const int r = Accumulators::row_of(thread_, i);
-          const int col = Accumulators::col_of(thread_, i);
-          Pair v;
-          v.v[0] = value<true, kBeta>(acc.x[i], o, c, m0 + r, n0 + col, full);
-          v.v[1] = value<true, kBeta>(acc.x[i + 1], o, c, m0 + r, n0 + col + 1, full);
-          *reinterpret_cast<Pair*>(buffer + offset_of(r, col - q * kLine)) = v;
-        }
-        publish(p, buffer, n0 + q * kLine, m0, batch);
+      for (int j = 0; j < kLine / 2; j += 2) {
+        const int i = q * kLine / 2 + j;
+        const int r = Accumulators::row_of(thread_, i);
+        const int col = Accumulators::col_of(thread_, i);
+        Pair v;
+        v.v[0] = value(acc.x[i], o, c, m0 + r, n0 + col, full);
+        v.v[1] = value(acc.x[i + 1], o, c, m0 + r, n0 + col + 1, full);
+        *reinterpret_cast<Pair*>(buffer + offset_of(r, col - q * kLine)) = v;
       }
-    } else {
-      // Column-major D: a line is a column. Within the 64 columns of a chunk, register i (j = i %
-      // 32) of this thread is line 8 (j / 4) + 2 (lane % 4) + j % 2 at position pos0 + 8 ((j / 2)
-      // % 2): its offset is (j / 4) * 1024 plus one of four per-thread offsets (the swizzle
-      // repeats every 8 lines), computed once here rather than per element.
-      const int lane = thread_ % 32, warp = thread_ / 32;
-      const int half = kLine == 64 ? 0 : warp / 2;  // f32: rows 32 * half .. of the 64
-      const int pos0 = 16 * warp + lane / 4 - kLine * half;
-      int base[2][2];
-      TILEPIPE_UNROLL
-      for (int h = 0; h < 2; ++h)
-        TILEPIPE_UNROLL
-        for (int e = 0; e < 2; ++e) base[h][e] = offset_of(2 * (lane % 4) + e, pos0 + 8 * h);
-      TILEPIPE_UNROLL
-      for (int q = 0; q < kN / 64; ++q) {
-        unsigned char* buffer;
-        if constexpr (kLine == 64) {
-          buffer = s_.chunk[next_];  // 16-bit D: one chunk holds all 64 rows
-        } else {
-          // f32 D: a line holds 32 rows, so the 64 columns are two chunks, rows 0-31 (warps 0
-          // and 1) and 32-63 (warps 2 and 3), written together, one to each buffer.
-          if (thread_ == 0) arch::tma_store_wait_read<0>();  // both buffers are free
-          arch::named_barrier_sync(barrier_, 128);
-          buffer = s_.chunk[half];
-        }
-        TILEPIPE_UNROLL
-        for (int j = 0; j < 32; ++j) {
-          const int i = q * 32 + j;
-          *reinterpret_cast<ElementD*>(buffer + base[(j / 2) % 2][j % 2] + (j / 4) * 1024) =
-              value<false, kBeta>(acc.x[i], o, c, m0 + Accumulators::row_of(thread_, i),
-                                  n0 + Accumulators::col_of(thread_, i), full);
-        }
-        if constexpr (kLine == 64) {
-          publish(p, buffer, m0, n0 + 64 * q, batch);
-        } else {
-          arch::fence_proxy_async_shared();
-          arch::named_barrier_sync(barrier_, 128);
-          if (thread_ == 0) {
-            arch::tma_store(&p.d, s_.chunk[0], m0, n0 + 64 * q, batch);
-            arch::tma_store(&p.d, s_.chunk[1], m0 + 32, n0 + 64 * q, batch);
-            arch::tma_store_commit();
-          }
-        }
-      }
+      publish(p, buffer, n0 + q * kLine, m0, batch);
     }
   }
 
   // An edge tile straight from the registers to D, element pairs where D is row-major, with
   // every element outside the problem skipped.
-  template <bool kRowMajor, bool kBeta>
   TILEPIPE_DEVICE void store_direct(const Accumulators& acc, const EpilogueParams<ElementD, OutputOp>& o,
                                     ElementD* d, const ElementD* c, int m0, int n0) const {
     TILEPIPE_UNROLL
@@ -237,20 +180,20 @@ class WarpgroupEpilogue {
       const int row = m0 + Accumulators::row_of(thread_, i);
       const int col = n0 + Accumulators::col_of(thread_, i);
       if (row >= o.m) continue;
-      if constexpr (kRowMajor) {
+      if (o.layout == Layout::kRowMajor) {
         // D's rows are 16-byte aligned (ldd and d are), and col is even: a pair is aligned.
         if (col + 1 < o.n) {
           Pair v;
-          v.v[0] = value<true, kBeta>(acc.x[i], o, c, row, col, true);
-          v.v[1] = value<true, kBeta>(acc.x[i + 1], o, c, row, col + 1, true);
+          v.v[0] = value(acc.x[i], o, c, row, col, true);
+          v.v[1] = value(acc.x[i + 1], o, c, row, col + 1, true);
           *reinterpret_cast<Pair*>(d + (row * o.ldd + col)) = v;
         } else if (col < o.n) {
-          d[row * o.ldd + col] = value<true, kBeta>(acc.x[i], o, c, row, col, true);
+          d[row * o.ldd + col] = value(acc.x[i], o, c, row, col, true);
         }
       } else {
-        if (col < o.n) d[col * o.ldd + row] = value<false, kBeta>(acc.x[i], o, c, row, col, true);
+        if (col < o.n) d[col * o.ldd + row] = value(acc.x[i], o, c, row, col, true);
         if (col + 1 < o.n)
-          d[(col + 1) * o.ldd + row] = value<false, kBeta>(acc.x[i + 1], o, c, row, col + 1, true);
+          d[(col + 1) * o.ldd + row] = value(acc.x[i + 1], o, c, row, col + 1, true);
       }
     }
   }
