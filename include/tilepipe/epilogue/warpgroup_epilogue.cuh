@@ -6,11 +6,11 @@
 //! swizzled, so the writes are free of bank conflicts), and one thread hands each chunk to the
 //! copy engine, which writes it to D while the warpgroup converts the next chunk and then goes
 //! on to its next tile's MMAs: the tensor cores wait only for the conversion, not for D's writes.
-//! That is row-major D; column-major D, and the tiles named below, are written straight from
-//! the registers.
+//! That is row-major D with `beta == 0`; column-major D, `beta != 0` (C is read directly from
+//! global memory) and the tiles named below are written straight from the registers.
 //! TMA clips the tiles on D's edges, except that it writes the last 16 bytes of a line whole:
 //! where D's lines do not end on 16 bytes, the tiles crossing their end are written straight
-//! from the registers instead. C (for `beta != 0`) is read directly from global memory. `op` is an output operator (output_ops.cuh), the same as the
+//! from the registers instead. `op` is an output operator (output_ops.cuh), the same as the
 //! Ampere tier's StagedEpilogue takes, with the same EpilogueParams.
 
 #include <cuda.h>
@@ -110,15 +110,16 @@ class WarpgroupEpilogue {
     const ElementD* c = o.beta != 0.0f ? o.c + batch * p.batch_stride_c : nullptr;
     // TMA writes a line's last 16 bytes whole: a tile that crosses the end of D's lines where
     // that end is not 16-byte aligned would write past it, so such a tile is stored directly.
-    // Column-major D is written directly too (its chunks, lines of 64 rows, would need a second
-    // unrolled path, which doubled the kernels' compile time).
+    // Column-major D and beta != 0 are written directly too: each would need a second unrolled
+    // staging path, which doubled the kernels' compile time, and reading C inside the staging
+    // loop (a uniform check per element) cost 10-15% of the whole GEMM at 4096^3 (entry 17).
     const bool row_major = o.layout == Layout::kRowMajor;
-    if (!row_major || (n0 + kN > o.n && (o.n * kBytes) % 16 != 0)) {
+    if (!row_major || c != nullptr || (n0 + kN > o.n && (o.n * kBytes) % 16 != 0)) {
       ElementD* d = o.d + batch * p.batch_stride_d;
       store_direct(acc, o, d, c, m0, n0);
       return;
     }
-    run(acc, p, c, m0, n0, batch, full);
+    run(acc, p, m0, n0, batch, full);
   }
 
   //! Waits until every store this warpgroup handed over has been written (before the block
@@ -134,11 +135,18 @@ class WarpgroupEpilogue {
     return line * 128 + ((((pos * kBytes) / 16) ^ (line % 8)) * 16) + (pos * kBytes) % 16;
   }
 
-  // `c` is null where beta is 0 (a uniform branch: one code path serves both, which keeps the
-  // kernels' compile time down).
+  // An element of the staged path (beta == 0). Elements outside the problem are staged as 0:
+  // TMA clips them.
+  TILEPIPE_DEVICE static ElementD staged_value(float x, const EpilogueParams<ElementD, OutputOp>& o,
+                                               int row, int col, bool full) {
+    if (!full && (row >= o.m || col >= o.n)) return from_float<ElementD>(0.0f);
+    return from_float<ElementD>(o.op(o.alpha * x, row, col));
+  }
+
+  // An element of the direct path: `c` is null where beta is 0 (a uniform branch, which keeps
+  // that path to one copy in the kernel).
   TILEPIPE_DEVICE static ElementD value(float x, const EpilogueParams<ElementD, OutputOp>& o,
-                                        const ElementD* c, int row, int col, bool full) {
-    if (!full && (row >= o.m || col >= o.n)) return from_float<ElementD>(0.0f);  // clipped by TMA
+                                        const ElementD* c, int row, int col) {
     float v = o.alpha * x;
     if (c != nullptr)
       v += o.beta * to_float(c[o.layout == Layout::kRowMajor ? row * o.ldc + col : col * o.ldc + row]);
@@ -149,8 +157,8 @@ class WarpgroupEpilogue {
     ElementD v[2];
   };
 
-  TILEPIPE_DEVICE void run(const Accumulators& acc, const Params& p, const ElementD* c, int m0,
-                           int n0, int batch, bool full) {
+  TILEPIPE_DEVICE void run(const Accumulators& acc, const Params& p, int m0, int n0, int batch,
+                           bool full) {
     const EpilogueParams<ElementD, OutputOp>& o = p.out;
     // Registers {4j, 4j+1} are columns (c, c+1) of row r, {4j+2, 4j+3} the same of row r + 8.
     // Chunk q: all 64 rows, columns q * kLine ..; a pair of registers is one store.
@@ -163,8 +171,8 @@ class WarpgroupEpilogue {
         const int r = Accumulators::row_of(thread_, i);
         const int col = Accumulators::col_of(thread_, i);
         Pair v;
-        v.v[0] = value(acc.x[i], o, c, m0 + r, n0 + col, full);
-        v.v[1] = value(acc.x[i + 1], o, c, m0 + r, n0 + col + 1, full);
+        v.v[0] = staged_value(acc.x[i], o, m0 + r, n0 + col, full);
+        v.v[1] = staged_value(acc.x[i + 1], o, m0 + r, n0 + col + 1, full);
         *reinterpret_cast<Pair*>(buffer + offset_of(r, col - q * kLine)) = v;
       }
       publish(p, buffer, n0 + q * kLine, m0, batch);
@@ -184,16 +192,16 @@ class WarpgroupEpilogue {
         // D's rows are 16-byte aligned (ldd and d are), and col is even: a pair is aligned.
         if (col + 1 < o.n) {
           Pair v;
-          v.v[0] = value(acc.x[i], o, c, row, col, true);
-          v.v[1] = value(acc.x[i + 1], o, c, row, col + 1, true);
+          v.v[0] = value(acc.x[i], o, c, row, col);
+          v.v[1] = value(acc.x[i + 1], o, c, row, col + 1);
           *reinterpret_cast<Pair*>(d + (row * o.ldd + col)) = v;
         } else if (col < o.n) {
-          d[row * o.ldd + col] = value(acc.x[i], o, c, row, col, true);
+          d[row * o.ldd + col] = value(acc.x[i], o, c, row, col);
         }
       } else {
-        if (col < o.n) d[col * o.ldd + row] = value(acc.x[i], o, c, row, col, true);
+        if (col < o.n) d[col * o.ldd + row] = value(acc.x[i], o, c, row, col);
         if (col + 1 < o.n)
-          d[(col + 1) * o.ldd + row] = value(acc.x[i + 1], o, c, row, col + 1, true);
+          d[(col + 1) * o.ldd + row] = value(acc.x[i + 1], o, c, row, col + 1);
       }
     }
   }
