@@ -11,7 +11,7 @@
 # On this machine a skipped device test is a failure (it means the GPU was not usable);
 # set TILEPIPE_ALLOW_SKIPPED=1 to accept skips.
 #
-# Adding a step (compute-sanitizer, benchmarks, ...): write a function that returns non-zero
+# Adding a step: write a function that returns non-zero
 # on failure and may set STEP_DETAIL to a one-line result, then add one `step` line to
 # main() below. Its result then appears in the summary like the others.
 #
@@ -23,8 +23,12 @@
 # TILEPIPE_FUZZ_COUNT (the randomized test's problems, default 2600 here),
 # TILEPIPE_GPU_CHECK_ONLY (a regex of the steps to run after configure and build, e.g.
 # 'ctest|examples' then 'check$' in a second call, for machines that limit one command's time;
-# the second call finds the build done), TILEPIPE_PYTHON (the torch step's interpreter, default
-# python3).
+# the second call finds the build done), TILEPIPE_PYTHON (the torch step's and the plot's
+# interpreter, default python3), TILEPIPE_BENCH_ARGS (added to the `bench` step's gemm_bench
+# command line, e.g. --no-sweep).
+#
+# The `bench` step runs the benchmark (bench/gemm_bench --json) last, so that one lease gives the
+# checks and the figures of the same build.
 # Needs only CMake >= 3.25, ninja, nvcc and GoogleTest's CMake package (and torch and pytest for
 # the torch step).
 set -uo pipefail
@@ -232,6 +236,26 @@ step_torch() {
   return "${status}"
 }
 
+# step_bench: the benchmark (bench/gemm_bench, TILEPIPE_BENCH_ARGS added to its command line),
+# its JSON (bench.json) and, where matplotlib imports, the f16 TN plot (bench-f16-tn.png). Its
+# detail is GemmAuto's summary line; the tables are in bench.log.
+step_bench() {
+  local exe="build/${PRESET}/bench/gemm_bench" status=0
+  if [[ ! -x ${exe} ]]; then
+    STEP_DETAIL="${exe} was not built"
+    return 1
+  fi
+  # shellcheck disable=SC2086  # TILEPIPE_BENCH_ARGS is a list of arguments
+  logged bench.log "${exe}" --json "${LOGDIR}/bench.json" ${TILEPIPE_BENCH_ARGS:-} || status=$?
+  STEP_DETAIL=$(grep -E '^auto: ' "${LOGDIR}/bench.log" | tail -n 1)
+  [[ -n ${STEP_DETAIL} ]] || STEP_DETAIL="gemm_bench exited with ${status}; see bench.log"
+  if [[ ${status} -eq 0 ]] && "${PYTHON}" -c 'import matplotlib' >/dev/null 2>&1; then
+    logged plot.log "${PYTHON}" scripts/plot_bench.py "${LOGDIR}/bench.json" "${LOGDIR}/bench-f16-tn.png" ||
+      STEP_DETAIL+=" (the plot failed: see plot.log)"
+  fi
+  return "${status}"
+}
+
 # ---- Summary ----------------------------------------------------------------------------------
 gpu_name() {
   nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader 2>/dev/null |
@@ -286,6 +310,7 @@ main() {
   selected synccheck step_sanitizer synccheck
   selected initcheck step_sanitizer initcheck
   selected torch step_torch
+  selected bench step_bench
   print_summary
 }
 
