@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <tilepipe/gemm/gemm_heuristic.cuh>
@@ -95,7 +96,7 @@ TEST(GemmAutoHeuristic, BenchmarkShapesOnH200) {
       {1024, 4096, 4096, {Tile::kLarge, 1}},
       {8192, 4096, 4096, {Tile::kLarge, 1}},
       {16, 14336, 4096, {Tile::kSmall, 4}},      // 224 x 4
-      {128, 14336, 4096, {Tile::kSmall, 2}},     // 448 x 2
+      {128, 14336, 4096, {Tile::kMedium, 1}},    // 112 Medium tiles: 0.85 of a wave
       {1024, 14336, 4096, {Tile::kMedium, 1}},   // 448 Large tiles = 3.39 waves: Medium
       {8192, 14336, 4096, {Tile::kLarge, 1}},
       {16, 4096, 14336, {Tile::kSmall, 8}},
@@ -119,6 +120,19 @@ TEST(GemmAutoHeuristic, MediumBetweenLargeAndSmall) {
   EXPECT_EQ(select(512, 4096, 4096), (GemmAutoConfig{Tile::kMedium, 1}));
   // A smaller GPU (46 SMs): 1024^3 is 32 Large tiles, 64 Medium tiles.
   EXPECT_EQ(select(1024, 1024, 1024, 46), (GemmAutoConfig{Tile::kMedium, 1}));
+}
+
+// Where the Large configuration runs on the Hopper tier (persistent, clusters of 2) it keeps
+// the problems whose last wave is short: 1024 x 14336 x 4096 is 448 Large tiles, 3.39 waves.
+TEST(GemmAutoHeuristic, HopperLargeKeepsShortLastWaves) {
+  using tilepipe::GemmTier;
+  EXPECT_EQ(select(1024, 14336, 4096), (GemmAutoConfig{Tile::kMedium, 1}));
+  EXPECT_EQ(GemmAutoHeuristic::select(1024, 14336, 4096, 1, kH200Sms, GemmTier::kHopper),
+            (GemmAutoConfig{Tile::kLarge, 1}));
+  // Below a wave of Large tiles the Hopper tier changes nothing.
+  for (auto [m, n] : {std::pair{512, 4096}, std::pair{16, 4096}, std::pair{128, 4096}})
+    EXPECT_EQ(GemmAutoHeuristic::select(m, n, 4096, 1, kH200Sms, GemmTier::kHopper), select(m, n, 4096))
+        << m << "x" << n;
 }
 
 TEST(GemmAutoHeuristic, EdgeShapes) {

@@ -12,9 +12,12 @@
 //!    tiles(Large) >= kMinWaveFraction * S, i.e. the output has about one thread block per SM or
 //!    more (one Large block fills an SM).
 //!    Except when its last wave would leave the GPU badly underused (average wave fill below
-//!    kMinLargeWaveEfficiency) and the Medium tile fills a wave: then Medium.
+//!    kMinLargeWaveEfficiency) and the Medium tile fills a wave: then Medium. That exception
+//!    is the Ampere tier's only: where Large runs on the Hopper tier (below), its kernel is
+//!    persistent and its clusters share B, and it stays ahead of Medium on such problems
+//!    (1024 x 14336 x 4096 on an H100: 0.76 x cuBLAS against Medium's 0.58; entry 18).
 //! 2. **Medium** (128 x 128 x 32, four 64 x 64 warp tiles, 4 stages) if
-//!    tiles(Medium) >= kMinWaveFraction * S.
+//!    tiles(Medium) >= kMinMediumWaveFraction * S and M fills the tile's 128 rows.
 //! 3. Otherwise **Small** (64 x 64 x 64, four 32 x 32 warp tiles, 3 stages: several resident
 //!    blocks per SM), and split-K: the split factor doubles from 1 while the blocks,
 //!    tiles(Small) * split, are fewer than one full wave of resident Small blocks
@@ -23,9 +26,10 @@
 //!    slices runs (`split_k_slices`) and none is empty.
 //!
 //! On a device that runs the Hopper tier (an sm_90 GPU, a build for `90a`), the Large choice
-//! runs GemmSm90 with 4 stages (128 x 256 x 64, persistent) instead of the Ampere tile, where
-//! GemmSm90 takes the arguments (`tier(args)` says which ran); Medium and Small stay on the
-//! Ampere tier, whose smaller tiles fill the SMs where 128 x 256 tiles would not.
+//! runs GemmSm90 with 4 stages (128 x 256 x 64, persistent, clusters of 2) instead of the
+//! Ampere tile, where GemmSm90 takes the arguments (`tier(args)` says which ran); Medium and
+//! Small stay on the Ampere tier, whose smaller tiles fill the SMs where 128 x 256 tiles would
+//! not.
 //!
 //! The rule is nearly monotone: a problem with more output tiles never gets the Small tile once
 //! it had a larger one, nor a larger split factor, and a longer K never gets a smaller split
@@ -100,6 +104,11 @@ struct GemmAutoHeuristic {
   //! this fraction of the resident slots. Below 1 so that 128 Large tiles on 132 SMs (2048^3,
   //! 1024 x 4096 x 4096 on an H200: the Large tile is the fastest measured there) count as one.
   static constexpr double kMinWaveFraction = 0.9;
+  //! The Medium tile's own threshold, lower: 128 x 14336 x 4096 is 112 Medium tiles (0.85 of an
+  //! H100's 132 SMs) and ran at 0.81 x cuBLAS with Medium against 0.59-0.74 with the Small tile
+  //! at any split (entry 18). Medium also needs M >= 128: with fewer rows most of its MMAs are
+  //! wasted (16 and 64 x 14336 x 4096 ran at 0.48 and 0.53 with Medium, 0.80 and 0.94 with Small).
+  static constexpr double kMinMediumWaveFraction = 0.8;
   //! The Large tile is used only if its waves are at least this full on average (tiles / SMs
   //! over the whole number of waves); otherwise the Medium tile, two blocks per SM, is used.
   //! Measured on an H200: 1024 x 14336 x 4096 (448 Large tiles, 3.39 waves, 85%) ran at 398 to
@@ -116,17 +125,21 @@ struct GemmAutoHeuristic {
   //! The largest split factor (the reduction reads every slice once).
   static constexpr int kMaxSplitK = 16;
 
-  //! The configuration for an `m x n x k` problem with `batch` batches on `sm_count` SMs.
-  //! Empty problems (no output) get the Small tile without split-K.
+  //! The configuration for an `m x n x k` problem with `batch` batches on `sm_count` SMs, where
+  //! the Large configuration would run on tier `large_tier`. Empty problems (no output) get the
+  //! Small tile without split-K.
   static constexpr GemmAutoConfig select(std::int64_t m, std::int64_t n, std::int64_t k,
-                                         std::int64_t batch, int sm_count) {
+                                         std::int64_t batch, int sm_count,
+                                         GemmTier large_tier = GemmTier::kAmpere) {
     using Tile = GemmAutoConfig::Tile;
     const double sms = sm_count > 0 ? sm_count : 1;
     const double wave = kMinWaveFraction * sms;
     if (m <= 0 || n <= 0 || batch <= 0) return GemmAutoConfig{Tile::kSmall, 1};
     const std::int64_t large_tiles = tiles<GemmAutoLargePolicy>(m, n, batch);
-    const bool medium_fills = tiles<GemmAutoMediumPolicy>(m, n, batch) >= wave;
+    const bool medium_fills = m >= GemmAutoMediumPolicy::Tile::kM &&
+                              tiles<GemmAutoMediumPolicy>(m, n, batch) >= kMinMediumWaveFraction * sms;
     if (large_tiles >= wave) {
+      if (large_tier == GemmTier::kHopper) return GemmAutoConfig{Tile::kLarge, 1};
       // A last wave that leaves many SMs idle costs the Large tile more than the Medium one
       // (measured, see kMinLargeWaveEfficiency).
       const std::int64_t slots = sm_count > 0 ? sm_count : 1;  // one Large block per SM
@@ -199,14 +212,23 @@ class GemmAuto {
     int sms = 0;
     if (!current_sm_count(&sms)) return GemmTier::kAmpere;
     typename Hopper::Params p{};
-    return select(args, sms).tile == Config::Tile::kLarge && hopper_params(p, args)
-               ? GemmTier::kHopper
-               : GemmTier::kAmpere;
+    const GemmTier large =
+        hopper_params(p, with_split(args, 1)) ? GemmTier::kHopper : GemmTier::kAmpere;
+    return select(args, sms, large).tile == Config::Tile::kLarge ? large : GemmTier::kAmpere;
   }
 
-  //! The configuration `run` uses for `args` on a GPU with `sm_count` SMs (no device needed).
+  //! The configuration `run` uses for `args` on a GPU with `sm_count` SMs where the Large
+  //! configuration runs on tier `large_tier` (no device needed).
+  static Config select(const Arguments& args, int sm_count, GemmTier large_tier) {
+    return Heuristic::select(args.m, args.n, args.k, args.batch_count, sm_count, large_tier);
+  }
+  //! The same, with the Large configuration's tier on the current device for `args`.
   static Config select(const Arguments& args, int sm_count) {
-    return Heuristic::select(args.m, args.n, args.k, args.batch_count, sm_count);
+    return select(args, sm_count, large_tier(args));
+  }
+  //! The tier the Large configuration takes for `args` on the current device.
+  static GemmTier large_tier(const Arguments& args) {
+    return Hopper::can_implement(with_split(args, 1)) ? GemmTier::kHopper : GemmTier::kAmpere;
   }
 
   //! Bytes of workspace `run` needs for `args` on a GPU with `sm_count` SMs.
@@ -249,7 +271,14 @@ class GemmAuto {
     int sms = 0;
     Status s = current_sm_count(&sms);
     if (!s) return s;
-    return run(args, select(args, sms), stream);
+    // The Hopper tier's parameters serve both the choice and the launch (one tensor-map encode).
+    typename Hopper::Params p{};
+    if (hopper_params(p, with_split(args, 1))) {
+      const Config c = select(args, sms, GemmTier::kHopper);
+      if (c.tile == Config::Tile::kLarge) return Hopper::launch(p, stream);
+      return run(args, c, stream);
+    }
+    return run(args, select(args, sms, GemmTier::kAmpere), stream);
   }
   //! Runs configuration `config` (e.g. one chosen earlier by `select`) on `stream`.
   static Status run(const Arguments& args, const Config& config, cudaStream_t stream = nullptr) {
