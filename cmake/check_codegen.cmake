@@ -33,6 +33,8 @@ set(REQUIRED_PTX
       "ldmatrix\\.sync\\.aligned"                               "ldmatrix"
   "mma.sync m16n8k16 (tensor cores)"
       "mma\\.sync\\.aligned\\.m16n8k16"                        "mma"
+  "mma.sync m16n8k16 with f16 accumulators (MathF16Accumulate)"
+      "mma\\.sync\\.aligned\\.m16n8k16\\.row\\.col\\.f16\\.f16\\.f16\\.f16"  "mma"
 )
 # The Hopper tier, in the sm_90a PTX only.
 set(REQUIRED_PTX_sm_90a
@@ -60,12 +62,24 @@ set(FORBIDDEN_PTX
 # Three entries per requirement, matched against each instruction's opcode with its
 # predicate and operands stripped (e.g. LDGSTS.E.BYPASS.LTC128B.128):
 #   <what, for the message>  <regex the opcode must match>  <regex for the opcodes to show on failure>
-# REQUIRED_SASS applies to every Ampere-tier GEMM kernel of every architecture,
-# REQUIRED_SASS_HOPPER to every Hopper-tier kernel of an sm_90a cubin.
+# REQUIRED_SASS applies to every Ampere-tier GEMM kernel of every architecture, with the list
+# SASS_MATH_KERNELS names for its math, REQUIRED_SASS_HOPPER to every Hopper-tier kernel of an
+# sm_90a cubin.
 set(REQUIRED_SASS
   "16-byte LDGSTS (cp.async global->shared)"    "^LDGSTS(\\.[A-Z0-9_]+)*\\.128(\\.|$)"   "^LDGSTS"
   "LDSM (ldmatrix)"                              "^LDSM\\."                                "^LDSM"
+)
+# The MMA an Ampere-tier kernel must have, by its math (numeric/math.cuh): pairs of <regex on the
+# mangled kernel name> <name of a list below>; the first pair that matches applies.
+set(SASS_MATH_KERNELS
+  "MathF16Accumulate"  REQUIRED_SASS_F16_ACCUMULATE
+  "."                  REQUIRED_SASS_DEFAULT_MATH
+)
+set(REQUIRED_SASS_DEFAULT_MATH
   "HMMA.16816.F32 (mma.sync m16n8k16, f32 accumulate)"  "^HMMA\\.16816\\.F32"             "^HMMA"
+)
+set(REQUIRED_SASS_F16_ACCUMULATE
+  "HMMA.16816.F16 (mma.sync m16n8k16, f16 accumulate)"  "^HMMA\\.16816\\.F16$"            "^HMMA"
 )
 set(REQUIRED_SASS_HOPPER
   "UTMALDG (TMA tile loads)"                     "^UTMALDG"                                "^UTMA"
@@ -99,7 +113,7 @@ set(SASS_COUNTS
 # one kernel> <the counts compared, comma-separated names of SASS_COUNTS>. The label stays when a
 # kernel is renamed; only the regex here needs to follow.
 set(SASS_BASELINE_KERNELS
-  "default_f16_tn"  "."  "MultistageMainloop<__half, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)1, [^>]*, 4>.*StagedEpilogue<__half,"  "LDGSTS,LDSM,HMMA"
+  "default_f16_tn"  "."  "MultistageMainloop<__half, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)1, [^>]*, 4, [A-Za-z_:]*MathDefault>.*StagedEpilogue<__half,"  "LDGSTS,LDSM,HMMA"
   "hopper_f16_tn"   "^90a$"  "WarpSpecializedMainloop<__half, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)1, [^>]*HopperTileConfig<[0-9]+, [0-9]+, 4, [0-9]+>.*WarpgroupEpilogue<__half,"  "UTMALDG,UTMASTG,HGMMA,SYNCS"
 )
 set(SASS_BASELINE_TOLERANCE 5)  # percent

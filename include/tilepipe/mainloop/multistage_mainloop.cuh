@@ -24,7 +24,8 @@ namespace tilepipe {
 //! \tparam Element  `__half` or `__nv_bfloat16`
 //! \tparam LayoutA  global layout of A (M x K)
 //! \tparam LayoutB  global layout of B (K x N)
-//! \tparam Policy   a `GemmPolicy` (tiles and stages)
+//! \tparam Policy   a `GemmPolicy` (tiles, stages and math: `Policy::Math` picks the MMA and the
+//!                  accumulators, see numeric/math.cuh)
 //!
 //! All `Policy::kThreads` threads of the block call `operator()`. Rows of A and columns of B past
 //! the matrix, and k past K, arrive as zeros, so edge tiles need no special handling by the
@@ -65,7 +66,8 @@ class MultistageMainloop {
   using TileB = typename FragmentLoaderB::Tile;  // (TileN, TileK) or (TileK, TileN)
   using LoaderA = AsyncTileLoader<Element, TileA::kRows, TileA::kCols, kThreads>;
   using LoaderB = AsyncTileLoader<Element, TileB::kRows, TileB::kCols, kThreads>;
-  using Mma = WarpMma<Element, Warp::kM, Warp::kN>;
+  using Math = typename Policy::Math;
+  using Mma = WarpMma<Element, Warp::kM, Warp::kN, Math>;
   using Accumulators = typename Mma::Accumulators;
 
   //! One stage of the ring: a k-tile of A and one of B.

@@ -1,12 +1,14 @@
 #pragma once
 //! \file
 //! WarpMma: a warp multiplies its `WarpM x 16` A fragment by its `16 x WarpN` B fragment and
-//! accumulates into a `WarpM x WarpN` tile of f32 registers with `mma.sync.m16n8k16`.
+//! accumulates into a `WarpM x WarpN` tile of registers with `mma.sync.m16n8k16`: f32
+//! accumulators (MathDefault), or f16 ones for f16 inputs (MathF16Accumulate).
 
 #include <type_traits>
 
 #include "../arch/mma.cuh"
 #include "../numeric/element_traits.cuh"
+#include "../numeric/math.cuh"
 #include "fragments.cuh"
 
 namespace tilepipe {
@@ -16,6 +18,9 @@ namespace tilepipe {
 //! \tparam Element  `__half` or `__nv_bfloat16`
 //! \tparam WarpM    warp tile rows, a multiple of 16
 //! \tparam WarpN    warp tile columns, a multiple of 16
+//! \tparam Math     `MathDefault` (f32 accumulators) or `MathF16Accumulate` (f16 accumulators,
+//!                  `__half` inputs only; `Accumulators` is then `tilepipe::Accumulators<WarpM,
+//!                  WarpN, __half>`)
 //!
 //! \code
 //! tilepipe::WarpMma<__half, 64, 64> mma;
@@ -23,17 +28,22 @@ namespace tilepipe {
 //! acc.clear();
 //! mma(acc, a_frag, b_frag);  // (WarpM/16) x (WarpN/8) mma.sync
 //! \endcode
-template <class Element, int WarpM, int WarpN>
+template <class Element, int WarpM, int WarpN, class Math = MathDefault>
 struct WarpMma {
   static_assert(is_mma_m16n8k16_input_v<Element>,
                 "WarpMma: mma.sync m16n8k16 takes __half or __nv_bfloat16 inputs (see "
                 "ElementTraits::kMmaAtom)");
+  static_assert(std::is_same_v<Math, MathDefault> || std::is_same_v<Math, MathF16Accumulate>,
+                "WarpMma: the math must be MathDefault or MathF16Accumulate");
+  static_assert(!std::is_same_v<Math, MathF16Accumulate> || std::is_same_v<Element, __half>,
+                "WarpMma: f16 accumulation (MathF16Accumulate) needs __half inputs; there is no "
+                "mma.sync that accumulates bf16 products in 16 bits, so use MathDefault for bf16");
   static_assert(WarpM % MmaShape::kM == 0, "WarpMma: WarpM must be a multiple of 16");
   static_assert(WarpN % 16 == 0, "WarpMma: WarpN must be a multiple of 16");
 
   using FragmentA = tilepipe::FragmentA<WarpM>;
   using FragmentB = tilepipe::FragmentB<WarpN>;
-  using Accumulators = tilepipe::Accumulators<WarpM, WarpN>;
+  using Accumulators = AccumulatorsFor<WarpM, WarpN, Math>;  // f32, or f16 with MathF16Accumulate
   static constexpr int kMmas = Accumulators::kTilesM * Accumulators::kTilesN;
 
   //! acc += a * b.
@@ -44,7 +54,10 @@ struct WarpMma {
       for (int nj = 0; nj < Accumulators::kTilesN; ++nj) {
         // Serpentine over n: consecutive mma share an A or a B operand.
         const int ni = (mi % 2 == 0) ? nj : Accumulators::kTilesN - 1 - nj;
-        arch::mma_m16n8k16<Element>(acc.x[mi][ni], a.x[mi], b.x[ni], acc.x[mi][ni]);
+        if constexpr (std::is_same_v<Math, MathF16Accumulate>)
+          arch::mma_m16n8k16_f16_accumulate(acc.x[mi][ni], a.x[mi], b.x[ni], acc.x[mi][ni]);
+        else
+          arch::mma_m16n8k16<Element>(acc.x[mi][ni], a.x[mi], b.x[ni], acc.x[mi][ni]);
       }
     }
   }
