@@ -35,6 +35,10 @@ set(REQUIRED_PTX
       "mma\\.sync\\.aligned\\.m16n8k16"                        "mma"
   "mma.sync m16n8k16 with f16 accumulators (MathF16Accumulate)"
       "mma\\.sync\\.aligned\\.m16n8k16\\.row\\.col\\.f16\\.f16\\.f16\\.f16"  "mma"
+  "mma.sync m16n8k8 on tf32 with f32 accumulators (MathTF32)"
+      "mma\\.sync\\.aligned\\.m16n8k8\\.row\\.col\\.f32\\.tf32\\.tf32\\.f32"  "mma"
+  "f32 rounded to tf32 to nearest (MathTF32's fragment loads)"
+      "cvt\\.rna\\.tf32\\.f32"                             "cvt\\.[a-z]*\\.?tf32"
 )
 # The Hopper tier, in the sm_90a PTX only.
 set(REQUIRED_PTX_sm_90a
@@ -67,19 +71,26 @@ set(FORBIDDEN_PTX
 # sm_90a cubin.
 set(REQUIRED_SASS
   "16-byte LDGSTS (cp.async global->shared)"    "^LDGSTS(\\.[A-Z0-9_]+)*\\.128(\\.|$)"   "^LDGSTS"
-  "LDSM (ldmatrix)"                              "^LDSM\\."                                "^LDSM"
 )
-# The MMA an Ampere-tier kernel must have, by its math (numeric/math.cuh): pairs of <regex on the
-# mangled kernel name> <name of a list below>; the first pair that matches applies.
+# The fragment loads and the MMA an Ampere-tier kernel must have, by its math (numeric/math.cuh):
+# pairs of <regex on the mangled kernel name> <name of a list below>; the first pair that matches
+# applies.
 set(SASS_MATH_KERNELS
   "MathF16Accumulate"  REQUIRED_SASS_F16_ACCUMULATE
+  "MathTF32"           REQUIRED_SASS_TF32
   "."                  REQUIRED_SASS_DEFAULT_MATH
 )
 set(REQUIRED_SASS_DEFAULT_MATH
+  "LDSM (ldmatrix)"                              "^LDSM\\."                                "^LDSM"
   "HMMA.16816.F32 (mma.sync m16n8k16, f32 accumulate)"  "^HMMA\\.16816\\.F32"             "^HMMA"
 )
 set(REQUIRED_SASS_F16_ACCUMULATE
+  "LDSM (ldmatrix)"                              "^LDSM\\."                                "^LDSM"
   "HMMA.16816.F16 (mma.sync m16n8k16, f16 accumulate)"  "^HMMA\\.16816\\.F16$"            "^HMMA"
+)
+set(REQUIRED_SASS_TF32
+  "32-bit LDS (tf32 fragments: ldmatrix cannot transpose 32-bit elements)"  "^LDS$"  "^LDS"
+  "HMMA.1688.F32.TF32 (mma.sync m16n8k8 on tf32)"  "^HMMA\\.1688\\.F32\\.TF32$"        "^HMMA"
 )
 set(REQUIRED_SASS_HOPPER
   "UTMALDG (TMA tile loads)"                     "^UTMALDG"                                "^UTMA"
@@ -101,6 +112,7 @@ set(SASS_HOPPER_KERNELS "gemm_kernel_sm90|codegen_sm90")
 set(SASS_COUNTS
   LDGSTS  "^LDGSTS"
   LDSM    "^LDSM"
+  LDS     "^LDS(\\.|$)"
   HMMA    "^HMMA"
   BAR     "^BAR(\\.|$)"
   UTMALDG "^UTMALDG"
@@ -114,6 +126,7 @@ set(SASS_COUNTS
 # kernel is renamed; only the regex here needs to follow.
 set(SASS_BASELINE_KERNELS
   "default_f16_tn"  "."  "MultistageMainloop<__half, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)1, [^>]*, 4, [A-Za-z_:]*MathDefault>.*StagedEpilogue<__half,"  "LDGSTS,LDSM,HMMA"
+  "tf32_tt"         "."  "MultistageMainloop<float, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)0, [^>]*, 3, [A-Za-z_:]*MathTF32>.*StagedEpilogue<float,"  "LDGSTS,LDS,HMMA"
   "hopper_f16_tn"   "^90a$"  "WarpSpecializedMainloop<__half, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)1, [^>]*HopperTileConfig<[0-9]+, [0-9]+, 4, [0-9]+>.*WarpgroupEpilogue<__half,"  "UTMALDG,UTMASTG,HGMMA,SYNCS"
 )
 set(SASS_BASELINE_TOLERANCE 5)  # percent

@@ -1,6 +1,8 @@
 #pragma once
 //! \file
-//! Register fragments of a warp tile for `mma.sync.m16n8k16`.
+//! Register fragments of a warp tile for `mma.sync.m16n8k16` (two 16-bit elements per register)
+//! and `mma.sync.m16n8k8` on tf32 (one element per register, half the k depth): both shapes take
+//! the same number of registers per fragment, so they share these types.
 //!
 //! The element layout inside each register is the PTX ISA's (see arch/mma.cuh). Arrays are
 //! indexed only with compile-time constants (fully unrolled loops), so they stay in registers.
@@ -16,21 +18,23 @@
 
 namespace tilepipe {
 
-//! A operand of a `WarpM x 16` k-block: one 16x16 fragment (4 registers) per m16 tile.
+//! A operand of a `WarpM x 16` k-block (`WarpM x 8` for tf32): one fragment (4 registers) per m16
+//! tile.
 template <int WarpM>
 struct FragmentA {
   static_assert(WarpM % MmaShape::kM == 0, "FragmentA: WarpM must be a multiple of 16");
   static constexpr int kTiles = WarpM / MmaShape::kM;
-  std::uint32_t x[kTiles][4];  // (WarpM / 16, 4 registers of two 16-bit elements)
+  std::uint32_t x[kTiles][4];  // (WarpM / 16, 4 registers of two 16-bit elements or one tf32)
 };
 
-//! B operand of a `16 x WarpN` k-block: one 16x8 fragment (2 registers) per n8 tile.
+//! B operand of a `16 x WarpN` k-block (`8 x WarpN` for tf32): one fragment (2 registers) per n8
+//! tile.
 template <int WarpN>
 struct FragmentB {
   static_assert(WarpN % 16 == 0,
                 "FragmentB: WarpN must be a multiple of 16 (one ldmatrix.x4 feeds two n8 tiles)");
   static constexpr int kTiles = WarpN / MmaShape::kN;
-  std::uint32_t x[kTiles][2];  // (WarpN / 8, 2 registers of two 16-bit elements)
+  std::uint32_t x[kTiles][2];  // (WarpN / 8, 2 registers of two 16-bit elements or one tf32)
 };
 
 //! Accumulators of a `WarpM x WarpN` warp tile, `Element` (`float` or `__half`) each: 4 per lane
