@@ -33,6 +33,12 @@ set(REQUIRED_PTX
       "ldmatrix\\.sync\\.aligned"                               "ldmatrix"
   "mma.sync m16n8k16 (tensor cores)"
       "mma\\.sync\\.aligned\\.m16n8k16"                        "mma"
+  "mma.sync m16n8k16 with f16 accumulators (MathF16Accumulate)"
+      "mma\\.sync\\.aligned\\.m16n8k16\\.row\\.col\\.f16\\.f16\\.f16\\.f16"  "mma"
+  "mma.sync m16n8k8 on tf32 with f32 accumulators (MathTF32)"
+      "mma\\.sync\\.aligned\\.m16n8k8\\.row\\.col\\.f32\\.tf32\\.tf32\\.f32"  "mma"
+  "f32 rounded to tf32 to nearest (MathTF32's fragment loads)"
+      "cvt\\.rna\\.tf32\\.f32"                             "cvt\\.[a-z]*\\.?tf32"
 )
 # The Hopper tier, in the sm_90a PTX only.
 set(REQUIRED_PTX_sm_90a
@@ -60,12 +66,32 @@ set(FORBIDDEN_PTX
 # Three entries per requirement, matched against each instruction's opcode with its
 # predicate and operands stripped (e.g. LDGSTS.E.BYPASS.LTC128B.128):
 #   <what, for the message>  <regex the opcode must match>  <regex for the opcodes to show on failure>
-# REQUIRED_SASS applies to every Ampere-tier GEMM kernel of every architecture,
-# REQUIRED_SASS_HOPPER to every Hopper-tier kernel of an sm_90a cubin.
+# REQUIRED_SASS applies to every Ampere-tier GEMM kernel of every architecture, with the list
+# SASS_MATH_KERNELS names for its math, REQUIRED_SASS_HOPPER to every Hopper-tier kernel of an
+# sm_90a cubin.
 set(REQUIRED_SASS
   "16-byte LDGSTS (cp.async global->shared)"    "^LDGSTS(\\.[A-Z0-9_]+)*\\.128(\\.|$)"   "^LDGSTS"
+)
+# The fragment loads and the MMA an Ampere-tier kernel must have, by its math (numeric/math.cuh):
+# pairs of <regex on the mangled kernel name> <name of a list below>; the first pair that matches
+# applies.
+set(SASS_MATH_KERNELS
+  "MathF16Accumulate"  REQUIRED_SASS_F16_ACCUMULATE
+  "MathTF32"           REQUIRED_SASS_TF32
+  "."                  REQUIRED_SASS_DEFAULT_MATH
+)
+set(REQUIRED_SASS_DEFAULT_MATH
   "LDSM (ldmatrix)"                              "^LDSM\\."                                "^LDSM"
   "HMMA.16816.F32 (mma.sync m16n8k16, f32 accumulate)"  "^HMMA\\.16816\\.F32"             "^HMMA"
+)
+set(REQUIRED_SASS_F16_ACCUMULATE
+  "LDSM (ldmatrix)"                              "^LDSM\\."                                "^LDSM"
+  "HMMA.16816.F16 (mma.sync m16n8k16, f16 accumulate)"  "^HMMA\\.16816\\.F16$"            "^HMMA"
+)
+# (tf32 fragments are plain 32-bit LDS, which the epilogue has too: the tf32_tt baseline's LDS
+# count, not a requirement here, notices them gone.)
+set(REQUIRED_SASS_TF32
+  "HMMA.1688.F32.TF32 (mma.sync m16n8k8 on tf32)"  "^HMMA\\.1688\\.F32\\.TF32$"        "^HMMA"
 )
 set(REQUIRED_SASS_HOPPER
   "UTMALDG (TMA tile loads)"                     "^UTMALDG"                                "^UTMA"
@@ -87,6 +113,7 @@ set(SASS_HOPPER_KERNELS "gemm_kernel_sm90|codegen_sm90")
 set(SASS_COUNTS
   LDGSTS  "^LDGSTS"
   LDSM    "^LDSM"
+  LDS     "^LDS(\\.|$)"
   HMMA    "^HMMA"
   BAR     "^BAR(\\.|$)"
   UTMALDG "^UTMALDG"
@@ -99,7 +126,8 @@ set(SASS_COUNTS
 # one kernel> <the counts compared, comma-separated names of SASS_COUNTS>. The label stays when a
 # kernel is renamed; only the regex here needs to follow.
 set(SASS_BASELINE_KERNELS
-  "default_f16_tn"  "."  "MultistageMainloop<__half, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)1, [^>]*, 4>.*StagedEpilogue<__half,"  "LDGSTS,LDSM,HMMA"
+  "default_f16_tn"  "."  "MultistageMainloop<__half, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)1, [^>]*, 4, [A-Za-z_:]*MathDefault>.*StagedEpilogue<__half,"  "LDGSTS,LDSM,HMMA"
+  "tf32_tt"         "."  "MultistageMainloop<float, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)0, [^>]*, 3, [A-Za-z_:]*MathTF32>.*StagedEpilogue<float,"  "LDGSTS,LDS,HMMA"
   "hopper_f16_tn"   "^90a$"  "WarpSpecializedMainloop<__half, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)1, [^>]*HopperTileConfig<[0-9]+, [0-9]+, 4, [0-9]+>.*WarpgroupEpilogue<__half,"  "UTMALDG,UTMASTG,HGMMA,SYNCS"
 )
 set(SASS_BASELINE_TOLERANCE 5)  # percent

@@ -61,6 +61,19 @@ template __global__ void tilepipe::gemm_kernel<DefaultTN::Kernel>(DefaultTN::Par
 template __global__ void tilepipe::gemm_kernel<WideNT::Kernel>(WideNT::Params);
 template __global__ void tilepipe::gemm_kernel<DeepTT::Kernel>(DeepTT::Params);
 
+// The maths other than MathDefault (numeric/math.cuh), one kernel each, on the Ampere tier: f16
+// accumulation (mma.sync ...f16.f16.f16.f16, HMMA.16816.F16); f32 inputs as tf32 (mma.sync
+// m16n8k8 ...tf32, HMMA.1688.F32.TF32), A K-contiguous and B N-contiguous so that both shared
+// orders of its 32-bit fragment loads are compiled.
+using F16AccumulateTN =
+    tilepipe::GemmMultistage<__half, __half, tilepipe::Layout::kRowMajor, tilepipe::Layout::kColumnMajor, 3,
+                             tilepipe::Identity,
+                             tilepipe::TileConfig<128, 128, 32, 64, 64, tilepipe::MathF16Accumulate>>;
+using Tf32TT = tilepipe::GemmMultistage<float, float, tilepipe::Layout::kRowMajor, tilepipe::Layout::kRowMajor, 3,
+                                        tilepipe::Identity, tilepipe::DefaultF32TileConfig<tilepipe::MathTF32>>;
+template __global__ void tilepipe::gemm_kernel<F16AccumulateTN::Kernel>(F16AccumulateTN::Params);
+template __global__ void tilepipe::gemm_kernel<Tf32TT::Kernel>(Tf32TT::Params);
+
 // The Hopper tier's kernels (empty outside sm_90a): the default GEMM's, and an M/N-major bf16
 // one with f32 output and the 128 x 256 tile (its column-major f32 epilogue once spilled).
 using DefaultHopperTN = DefaultTN::HopperGemm;

@@ -125,6 +125,30 @@ TEST(GemmArguments, MisalignedPointersAndLeadingDimensions) {
   EXPECT_EQ(GemmNN::check_arguments(f).code(), Status::Code::kInvalidArgument);
 }
 
+TEST(GemmArguments, F32InputsMoveInFourElementVectors) {
+  // f32 A and B (MathTF32): pointers, leading dimensions and batch strides in 4-element steps.
+  using GemmF32 = tilepipe::GemmMultistage<float, float, Layout::kRowMajor, Layout::kColumnMajor, 3,
+                                           tilepipe::Identity,
+                                           tilepipe::DefaultF32TileConfig<tilepipe::MathTF32>>;
+  GemmF32::Arguments f;
+  f.m = 10; f.n = 10; f.k = 17;
+  f.a = fake<const float>(0x100000); f.lda = 20;
+  f.b = fake<const float>(0x200000); f.ldb = 20;
+  f.d = fake<float>(0x400000); f.ldd = 12;
+  f.batch_count = 2; f.batch_stride_a = 200; f.batch_stride_b = 200; f.batch_stride_d = 120;
+  EXPECT_TRUE(GemmF32::check_arguments(f).ok()) << GemmF32::check_arguments(f).message();
+  auto expect = [](const GemmF32::Arguments& args, const std::string& names) {
+    const Status s = GemmF32::check_arguments(args);
+    EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
+    EXPECT_NE(s.message().find(names), std::string::npos)
+        << "message \"" << s.message() << "\" should name " << names;
+  };
+  auto g = f; g.lda = 18; expect(g, "lda = 18 is not a multiple of 16 bytes (4 elements)");
+  g = f; g.ldb = 22; expect(g, "ldb = 22 is not a multiple of 16 bytes (4 elements)");
+  g = f; g.a = fake<const float>(0x100008); expect(g, "A is not 16-byte aligned");
+  g = f; g.batch_stride_b = 202; expect(g, "batch_stride_b = 202 is not a multiple of 16 bytes (4 elements)");
+}
+
 TEST(GemmArguments, BatchStrides) {
   auto a = valid_args();
   a.batch_count = 3;

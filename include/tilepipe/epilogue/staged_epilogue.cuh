@@ -83,7 +83,8 @@ class StagedEpilogue {
                 "StagedEpilogue: the tile must hold whole 16-byte vectors of D");
 
  public:
-  using Accumulators = tilepipe::Accumulators<Warp::kM, Warp::kN>;
+  //! The mainloop's accumulators (f32, or f16 under MathF16Accumulate); staged in f32.
+  using Accumulators = AccumulatorsFor<Warp::kM, Warp::kN, typename Policy::Math>;
 
   struct SharedStorage {
     alignas(16) float staged[kStagedFloats];  // (PassM, TileN + 8) or (TileN, PassM + 4)
@@ -138,8 +139,8 @@ class StagedEpilogue {
         for (int half = 0; half < 2; ++half) {  // registers {0,1} and {2,3}: two adjacent columns
           const int r = row0 + Accumulators::row_of(lane, mi, 2 * half);
           const int c = warp_n0 + Accumulators::col_of(lane, ni, 2 * half);
-          const float x0 = alpha * acc.x[mi][ni][2 * half];
-          const float x1 = alpha * acc.x[mi][ni][2 * half + 1];
+          const float x0 = alpha * acc.get(mi, ni, 2 * half);
+          const float x1 = alpha * acc.get(mi, ni, 2 * half + 1);
           if constexpr (kRowMajor) {
             *reinterpret_cast<float2*>(s + r * kRowMajorStride + c) = make_float2(x0, x1);
           } else {

@@ -35,16 +35,20 @@ enum class GemmTier {
 
 inline const char* to_string(GemmTier t) { return t == GemmTier::kHopper ? "hopper" : "ampere"; }
 
-//! A complete GEMM: `D = output_op(alpha * A * B + beta * C)`, batched, f32 accumulation.
+//! A complete GEMM: `D = output_op(alpha * A * B + beta * C)`, batched, f32 accumulation unless
+//! the tile's math says otherwise.
 //!
-//! \tparam ElementAB   `__half` or `__nv_bfloat16` (A and B)
+//! \tparam ElementAB   `__half` or `__nv_bfloat16` (A and B); `float` with a MathTF32 tile
 //! \tparam ElementD    `__half`, `__nv_bfloat16` or `float` (C and D)
 //! \tparam LayoutA     layout of A (M x K)
 //! \tparam LayoutB     layout of B (K x N)
 //! \tparam Stages      shared-memory pipeline depth (2..6 where it fits)
 //! \tparam OutputOp    what is done to each element before it is stored (output_ops.cuh):
 //!                     `Identity`, a bias, a scale, an activation, a `Chain` of them, or your own
-//! \tparam Tile        block and warp tile, a `TileConfig` (no stage count: that is `Stages`)
+//! \tparam Tile        block and warp tile and math, a `TileConfig` (no stage count: that is
+//!                     `Stages`). Its math (numeric/math.cuh) is `MathDefault` unless given, e.g.
+//!                     `DefaultTileConfig<4>::WithMath<MathF16Accumulate>` for f16 accumulators;
+//!                     float A and B need `MathTF32`, e.g. `DefaultF32TileConfig<MathTF32>`
 //! \tparam SplitK      compile the split-K path in (see GemmMultistageSplitK)
 //!
 //! \code
@@ -65,20 +69,29 @@ inline const char* to_string(GemmTier t) { return t == GemmTier::kHopper ? "hopp
 //! order with the output operator. With one effective slice (`split_k == 1`, the default) it
 //! launches exactly the kernel it always has, with either value of `SplitK`.
 //!
-//! **Tiers.** With the default `Tile` and 2..6 stages, `run` takes the Hopper tier (`GemmSm90` with
-//! the same `Stages`) when the current device is an sm_90 GPU running this program's `sm_90a`
-//! code and the call does not split K; otherwise the Ampere tier. `tier(args)` says which one a
-//! call takes. A program built for plain `90` (no `a`) runs the Ampere tier on Hopper GPUs.
+//! **Tiers.** With the default `Tile` (whose math is `MathDefault`) and 2..6 stages, `run` takes the
+//! Hopper tier (`GemmSm90` with the same `Stages`) when the current device is an sm_90 GPU running
+//! this program's `sm_90a` code and the call does not split K; otherwise the Ampere tier. Any other
+//! math (f16 accumulation, tf32) always runs on the Ampere tier. `tier(args)` says which one a call
+//! takes. A program built for plain `90` (no `a`) runs the Ampere tier on Hopper GPUs.
 template <class ElementAB, class ElementD, Layout LayoutA, Layout LayoutB, int Stages = 4,
           class OutputOp = Identity, class Tile = DefaultTileConfig<Stages>, bool SplitK = false>
 class GemmMultistage {
   static_assert(!detail::HasStages<Tile>::value,
                 "GemmMultistage: pass the tile as a TileConfig<TileM, TileN, TileK, WarpM, WarpN>; "
                 "the stage count is GemmMultistage's own Stages argument");
-  static_assert(is_mma_m16n8k16_input_v<ElementAB>,
-                "GemmMultistage: A and B must be __half or __nv_bfloat16");
+  static_assert(is_mma_m16n8k16_input_v<ElementAB> || std::is_same_v<ElementAB, float>,
+                "GemmMultistage: A and B must be __half, __nv_bfloat16 or float");
   static_assert(is_supported_element_v<ElementD>,
                 "GemmMultistage: C and D must be __half, __nv_bfloat16 or float");
+  static_assert(!std::is_same_v<typename Tile::Math, MathF16Accumulate> ||
+                    std::is_same_v<ElementAB, __half>,
+                "GemmMultistage: f16 accumulation (MathF16Accumulate) needs __half A and B; bf16 "
+                "has no mma.sync that accumulates in 16 bits, so keep MathDefault for bf16");
+  static_assert(std::is_same_v<typename Tile::Math, MathTF32> == std::is_same_v<ElementAB, float>,
+                "GemmMultistage: float A and B are multiplied as tf32 on the tensor cores, which the "
+                "tile must say (DefaultF32TileConfig<MathTF32> or TileConfig<..., MathTF32>); "
+                "MathTF32 takes float A and B only");
 
  public:
   using Policy = typename Tile::template WithStages<Stages>;
@@ -99,7 +112,8 @@ class GemmMultistage {
   static constexpr bool kSplitK = SplitK;
   static constexpr std::size_t kSharedBytes = Kernel::kSharedBytes;
   static constexpr int kMaxExtent = detail::GemmArgumentChecks<LayoutA, LayoutB>::kMaxExtent;
-  //! Whether this instantiation has a Hopper tier (the default tile, 2..6 stages).
+  //! Whether this instantiation has a Hopper tier (the default tile with its MathDefault, 2..6
+  //! stages).
   static constexpr bool kHasHopperTier =
       std::is_same_v<Tile, DefaultTileConfig<Stages>> && Stages >= 2 && Stages <= 6;
   //! The Hopper tier's GEMM (`void` without one).
@@ -189,8 +203,9 @@ class GemmMultistage {
         return HopperGemm::launch(p, stream);
       } else {
         return Status::error(Status::Code::kInvalidArgument,
-                             "GemmMultistage: this instantiation has no Hopper tier (it needs the "
-                             "default Tile and 2..6 stages)");
+                             "GemmMultistage: this instantiation has no Hopper tier (it needs "
+                             "f16 or bf16 A and B, the default Tile, whose math is MathDefault, "
+                             "and 2..6 stages)");
       }
     }
     if (args.m == 0 || args.n == 0 || args.batch_count == 0) return Status::success();

@@ -1,31 +1,42 @@
 #pragma once
 //! \file
 //! TileConfig and GemmPolicy: the tuning knobs of a multistage GEMM in one place. A TileConfig is
-//! the block and warp tiles; a GemmPolicy adds the stage count. The provided GEMMs take a
-//! TileConfig and their own `Stages` argument, so a user writes the stage count once.
+//! the block and warp tiles and the math (numeric/math.cuh); a GemmPolicy adds the stage count.
+//! The provided GEMMs take a TileConfig and their own `Stages` argument, so a user writes the
+//! stage count once.
 
 #include <type_traits>
 
 #include "../layout/tile_shape.cuh"
+#include "../numeric/math.cuh"
 
 namespace tilepipe {
 
-template <int TileM, int TileN, int TileK, int WarpM, int WarpN, int Stages>
+template <int TileM, int TileN, int TileK, int WarpM, int WarpN, int Stages, class Math>
 struct GemmPolicy;
 
-//! Block tile and warp tile of a multistage GEMM, without a stage count.
+//! Block tile, warp tile and math of a multistage GEMM, without a stage count.
 //!
 //! \tparam TileM, TileN, TileK  the block's tile of D (TileM x TileN) and its k-tile depth
 //! \tparam WarpM, WarpN         each warp's tile of D; the block has
 //!                              (TileM / WarpM) x (TileN / WarpN) warps
-template <int TileM, int TileN, int TileK, int WarpM, int WarpN>
+//! \tparam MathT                how the warps multiply (numeric/math.cuh): `MathDefault`, or
+//!                              e.g. `MathF16Accumulate` for f16 accumulators, `MathTF32` for f32
+//!                              inputs on the tensor cores
+template <int TileM, int TileN, int TileK, int WarpM, int WarpN, class MathT = MathDefault>
 struct TileConfig {
-  static_assert(TileK % 16 == 0, "TileConfig: TileK must be a multiple of 16 for m16n8k16");
+  static_assert(is_math_v<MathT>,
+                "TileConfig: the last argument must be a math tag of numeric/math.cuh (MathDefault, "
+                "MathF16Accumulate, MathTF32)");
+  static_assert(TileK % MathT::kKBlock == 0,
+                "TileConfig: TileK must be a multiple of the math's k-block (MathT::kKBlock): 16 for "
+                "mma.sync m16n8k16 (MathDefault, MathF16Accumulate), 8 for m16n8k8 (MathTF32)");
   static_assert(WarpM % 16 == 0 && WarpN % 16 == 0,
                 "TileConfig: the warp tile must be a multiple of 16 in M and in N");
   static_assert(TileM % WarpM == 0 && TileN % WarpN == 0,
                 "TileConfig: the warp tile must divide the block tile");
 
+  using Math = MathT;
   using Tile = GemmShape<TileM, TileN, TileK>;
   using Warp = GemmShape<WarpM, WarpN, TileK>;
   static constexpr int kWarpsM = TileM / WarpM;
@@ -34,15 +45,19 @@ struct TileConfig {
 
   //! This tile with `Stages` stages.
   template <int Stages>
-  using WithStages = GemmPolicy<TileM, TileN, TileK, WarpM, WarpN, Stages>;
+  using WithStages = GemmPolicy<TileM, TileN, TileK, WarpM, WarpN, Stages, MathT>;
+  //! This tile with another math.
+  template <class OtherMath>
+  using WithMath = TileConfig<TileM, TileN, TileK, WarpM, WarpN, OtherMath>;
 };
 
-//! Block tile, warp tile and stage count of a multistage mainloop (what `MultistageMainloop`
-//! takes): a TileConfig plus `Stages`, 2..6 being the useful range.
-template <int TileM, int TileN, int TileK, int WarpM, int WarpN, int Stages>
-struct GemmPolicy : TileConfig<TileM, TileN, TileK, WarpM, WarpN> {
+//! Block tile, warp tile, stage count and math of a multistage mainloop (what
+//! `MultistageMainloop` takes): a TileConfig plus `Stages`, 2..6 being the useful range.
+template <int TileM, int TileN, int TileK, int WarpM, int WarpN, int Stages,
+          class MathT = MathDefault>
+struct GemmPolicy : TileConfig<TileM, TileN, TileK, WarpM, WarpN, MathT> {
   static_assert(Stages >= 2, "GemmPolicy: a multistage pipeline needs at least 2 stages");
-  using Config = TileConfig<TileM, TileN, TileK, WarpM, WarpN>;
+  using Config = TileConfig<TileM, TileN, TileK, WarpM, WarpN, MathT>;
   static constexpr int kStages = Stages;
 };
 

@@ -12,8 +12,7 @@
 #include "../layout/tile_shape.cuh"
 #include "../numeric/element_traits.cuh"
 #include "../trace/trace.cuh"
-#include "../warp/fragment_loader.cuh"
-#include "../warp/warp_mma.cuh"
+#include "../warp/warp_math.cuh"
 #include "gemm_policy.cuh"
 
 namespace tilepipe {
@@ -21,10 +20,11 @@ namespace tilepipe {
 //! Block-scope mainloop: `acc += A[m0 : m0 + TileM, :] * B[:, n0 : n0 + TileN]` over all of K,
 //! for the warp tile of the calling warp.
 //!
-//! \tparam Element  `__half` or `__nv_bfloat16`
+//! \tparam Element  `__half` or `__nv_bfloat16`; `float` under MathTF32
 //! \tparam LayoutA  global layout of A (M x K)
 //! \tparam LayoutB  global layout of B (K x N)
-//! \tparam Policy   a `GemmPolicy` (tiles and stages)
+//! \tparam Policy   a `GemmPolicy` (tiles, stages and math: `Policy::Math` picks the fragment
+//!                  loader, the MMA and the accumulators: warp/warp_math.cuh)
 //!
 //! All `Policy::kThreads` threads of the block call `operator()`. Rows of A and columns of B past
 //! the matrix, and k past K, arrive as zeros, so edge tiles need no special handling by the
@@ -57,15 +57,16 @@ class MultistageMainloop {
   static constexpr SmemOrder kOrderA = smem_order_of(Operand::kA, LayoutA);
   static constexpr SmemOrder kOrderB = smem_order_of(Operand::kB, LayoutB);
 
-  using FragmentLoaderA =
-      FragmentLoader<Element, Operand::kA, kOrderA, Tile::kM, Tile::kK, Warp::kM>;
-  using FragmentLoaderB =
-      FragmentLoader<Element, Operand::kB, kOrderB, Tile::kN, Tile::kK, Warp::kN>;
+  using Math = typename Policy::Math;
+  using FragmentLoaderA = typename WarpMath<Element, Math>::template FragmentLoader<
+      Operand::kA, kOrderA, Tile::kM, Tile::kK, Warp::kM>;
+  using FragmentLoaderB = typename WarpMath<Element, Math>::template FragmentLoader<
+      Operand::kB, kOrderB, Tile::kN, Tile::kK, Warp::kN>;
   using TileA = typename FragmentLoaderA::Tile;  // (TileM, TileK) or (TileK, TileM)
   using TileB = typename FragmentLoaderB::Tile;  // (TileN, TileK) or (TileK, TileN)
   using LoaderA = AsyncTileLoader<Element, TileA::kRows, TileA::kCols, kThreads>;
   using LoaderB = AsyncTileLoader<Element, TileB::kRows, TileB::kCols, kThreads>;
-  using Mma = WarpMma<Element, Warp::kM, Warp::kN>;
+  using Mma = typename WarpMath<Element, Math>::template Mma<Warp::kM, Warp::kN>;
   using Accumulators = typename Mma::Accumulators;
 
   //! One stage of the ring: a k-tile of A and one of B.

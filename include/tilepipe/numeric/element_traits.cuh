@@ -18,6 +18,7 @@ namespace tilepipe {
 enum class MmaAtom {
   kNone,              //!< not a tensor-core operand in tilepipe (yet)
   kM16N8K16F32Accum,  //!< `mma.sync.m16n8k16` with f32 accumulators (f16, bf16)
+  kM16N8K8Tf32,       //!< `mma.sync.m16n8k8` on tf32 with f32 accumulators (f32, under MathTF32)
 };
 
 //! Traits of a supported element type: its width, its 16-byte vector, the MMA atom that takes it
@@ -66,10 +67,11 @@ struct ElementTraits<__nv_bfloat16> : detail::ElementTraitsBase<std::uint16_t> {
   TILEPIPE_DEVICE static __nv_bfloat16 from_float(float x) { return __float2bfloat16_rn(x); }
 };
 
-//! f32: an output (C, D) and epilogue type; not yet an A/B operand (no tf32 or SIMT atom).
+//! f32: an output (C, D) and epilogue type, and an A/B operand that the tensor cores take as tf32
+//! (MathTF32, numeric/math.cuh).
 template <>
 struct ElementTraits<float> : detail::ElementTraitsBase<std::uint32_t> {
-  static constexpr MmaAtom kMmaAtom = MmaAtom::kNone;
+  static constexpr MmaAtom kMmaAtom = MmaAtom::kM16N8K8Tf32;
   static constexpr const char* kName = "f32";
   TILEPIPE_DEVICE static float to_float(float x) { return x; }
   TILEPIPE_DEVICE static float from_float(float x) { return x; }

@@ -1,0 +1,45 @@
+#pragma once
+//! \file
+//! Math tags: how the Ampere tier multiplies A by B, which instruction and in what precision it
+//! accumulates. A TileConfig carries one as its last argument (`MathDefault` unless given), so
+//! that a GEMM's tuning knobs stay in one type. A light header (no CUDA includes): host code
+//! names the tags too. Each tag's `kKBlock` is the k depth of one step of its warp-level product:
+//! a TileConfig's TileK must be a multiple of it.
+
+namespace tilepipe {
+
+//! f16 / bf16 inputs: `mma.sync.m16n8k16` with f32 accumulators. The only math of the Hopper tier.
+struct MathDefault {
+  static constexpr int kKBlock = 16;
+};
+
+//! f16 inputs: `mma.sync.m16n8k16` with f16 accumulators (`.f16.f16.f16.f16`). Half the
+//! accumulator registers of MathDefault, at f16's precision: each of the K additions of an
+//! output element rounds to 11 significant bits, so use it where the products are few or
+//! small enough (K of a few hundred, |D| well below 65504) and the result is wanted in f16 anyway.
+//! Ampere tier only (there is no f16-accumulating path on the Hopper tier here).
+struct MathF16Accumulate {
+  static constexpr int kKBlock = 16;
+};
+
+//! f32 inputs on the tensor cores: `mma.sync.m16n8k8...tf32.tf32.f32` with f32 accumulators. Each
+//! element of A and B is rounded to tf32 (`cvt.rna.tf32.f32`: to nearest, ties away from zero)
+//! as it leaves shared memory, keeping 11 of f32's 24 significant bits (relative error at most
+//! 2^-11 per input); products and sums are then f32. An A100's tensor cores run tf32 at 8 times
+//! its f32 FMA peak (156 vs 19.5 TFLOP/s): for problems that tolerate inputs at about 3 decimal
+//! digits. Ampere tier only.
+struct MathTF32 {
+  static constexpr int kKBlock = 8;
+};
+
+//! Whether `T` is one of the math tags above.
+template <class T>
+inline constexpr bool is_math_v = false;
+template <>
+inline constexpr bool is_math_v<MathDefault> = true;
+template <>
+inline constexpr bool is_math_v<MathF16Accumulate> = true;
+template <>
+inline constexpr bool is_math_v<MathTF32> = true;
+
+}  // namespace tilepipe

@@ -1,0 +1,33 @@
+#pragma once
+//! \file
+//! WarpMath: the two warp-scope collectives a math (numeric/math.cuh) runs on, the fragment loader
+//! (shared memory -> registers) and the warp MMA, so that a mainloop names them once for any math.
+
+#include "../layout/tile_shape.cuh"
+#include "../numeric/math.cuh"
+#include "fragment_loader.cuh"
+#include "tf32_fragment_loader.cuh"
+#include "warp_mma.cuh"
+
+namespace tilepipe {
+
+//! The warp collectives of `Math` for `Element` inputs. MathDefault and MathF16Accumulate:
+//! ldmatrix (FragmentLoader) and mma.sync m16n8k16 (WarpMma).
+template <class Element, class Math>
+struct WarpMath {
+  template <Operand Op, SmemOrder Order, int TileMN, int TileK, int WarpMN>
+  using FragmentLoader = tilepipe::FragmentLoader<Element, Op, Order, TileMN, TileK, WarpMN>;
+  template <int WarpM, int WarpN>
+  using Mma = WarpMma<Element, WarpM, WarpN, Math>;
+};
+
+//! MathTF32: 32-bit shared loads rounded to tf32 (Tf32FragmentLoader) and mma.sync m16n8k8.
+template <>
+struct WarpMath<float, MathTF32> {
+  template <Operand Op, SmemOrder Order, int TileMN, int TileK, int WarpMN>
+  using FragmentLoader = Tf32FragmentLoader<Op, Order, TileMN, TileK, WarpMN>;
+  template <int WarpM, int WarpN>
+  using Mma = WarpMma<float, WarpM, WarpN, MathTF32>;
+};
+
+}  // namespace tilepipe

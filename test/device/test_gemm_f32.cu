@@ -1,0 +1,228 @@
+// GemmMultistage with f32 A and B: MathTF32 (tensor cores on inputs rounded to tf32). Each kernel
+// is checked three ways:
+// - exactly, on small integers (the harness of gemm_test_util.cuh: edges, K below the k-tile,
+//   batches, beta, both D layouts, guard bands, D poisoned first), which catches any element read
+//   from the wrong place or k paired wrongly between A and B;
+// - exactly, on inputs whose rounding to tf32 is known (below), which catches inputs truncated
+//   instead of rounded to nearest;
+// - on values uniform in [-1, 1] against a CPU double reference, within a bound derived below.
+// Few kernels on purpose (CI compile time): one stage count, the f32 default tile, two layouts that
+// between them store both operands in both shared-memory orders.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <tilepipe/gemm/gemm_multistage.cuh>
+
+#include "gemm_test_util.cuh"
+
+namespace {
+
+using tilepipe::Layout;
+using tptest::GemmCase;
+using tptest::Reference;
+
+using Tf32Tile = tilepipe::DefaultF32TileConfig<tilepipe::MathTF32>;
+// A row-major, B column-major (both K-contiguous in shared memory), f32 out.
+using Tf32TN = tilepipe::GemmMultistage<float, float, Layout::kRowMajor, Layout::kColumnMajor, 3,
+                                        tilepipe::Identity, Tf32Tile>;
+// A column-major, B row-major (both MN-contiguous), f16 out.
+using Tf32NT = tilepipe::GemmMultistage<float, __half, Layout::kColumnMajor, Layout::kRowMajor, 3,
+                                        tilepipe::Identity, Tf32Tile>;
+
+// x rounded to tf32 as cvt.rna.tf32.f32 does: to 11 significant bits, to nearest, ties away from
+// zero (adding half of the last kept place to the magnitude, then truncating; finite x only).
+float round_tf32(float x) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  bits = (bits + 0x1000u) & ~0x1FFFu;
+  float r;
+  std::memcpy(&r, &bits, 4);
+  return r;
+}
+
+// Error bound of one output element under MathTF32, from the exact products p_1 .. p_K of its
+// row of A and column of B (f32 inputs, exact in double).
+//
+// Inputs: cvt.rna rounds each input to 11 significant bits, so a becomes a (1 + e_a) with
+// |e_a| <= u = 2^-11 (half a unit in the last of 11 places), and likewise b. The product of two
+// tf32 values has at most 22 significant bits, so the tensor cores form it exactly:
+//     |a^ b^ - a b| <= (2u + u^2) |a b|.
+// Accumulation: the kernel runs one mma.sync per k-block of 8 (in k order, the K residue
+// zero-filled, the 8 k of a block in a permuted order, which no bound below depends on). The PTX
+// ISA does not say how the tensor cores add inside one mma, so assume the worst of the usual
+// models: the 8 products are added to the accumulator one by one in f32, each addition erring by
+// at most one unit in the last place (rounding to nearest, or truncating as tensor cores have
+// been measured to do), v = 2^-23 relative, of a partial sum that is at most
+// |c_{j-1}| + S^_j, where S^_j = sum over block j of |a^ b^| <= (1 + 2u + u^2) S_j. With s_j the
+// exact partial sums of the rounded products and E_j the error bound after block j,
+// |c_{j-1}| <= |s_{j-1}| + E_{j-1}, so
+//     E_j = E_{j-1} + 8 v (|s_{j-1}| + E_{j-1} + S^_j),   E_0 = 0,
+// and |s_j| is at most the exact partial sum plus (2u + u^2) times the sum of |p| so far. The
+// element's bound is the input term (2u + u^2) sum |p| plus E_K, plus the rounding of D: r (|s| +
+// bound) with r = 2^-24 for f32, 2^-11 for f16 (alpha = 1, beta = 0 here). Underflow (products
+// below 2^-126) adds at most 2^-149 per step, far below the rest for these inputs. For uniform
+// inputs the input term dominates: about 2^-10 sum |p|, an error of about 0.1% of sum |p|.
+struct Tf32Bound {
+  double d_roundoff;  // unit roundoff of D's type
+  double operator()(const std::vector<double>& products) const {
+    constexpr double u = 0x1p-11, v = 0x1p-23, input = 2 * u + u * u;
+    double s = 0, abs_sum = 0, e = 0;
+    for (std::size_t j = 0; j < products.size(); j += 8) {
+      double block = 0, block_abs = 0;
+      for (std::size_t i = j; i < j + 8 && i < products.size(); ++i) {
+        block += products[i];
+        block_abs += std::fabs(products[i]);
+      }
+      e += 8 * v * (std::fabs(s) + input * abs_sum + e + (1 + input) * block_abs);
+      s += block;
+      abs_sum += block_abs;
+    }
+    const double bound = input * abs_sum + e;
+    return bound + d_roundoff * (std::fabs(s) + bound);
+  }
+};
+
+// The exact runs: shapes with partial tiles on every edge, K below the k-tile, both layouts of C
+// and D, beta, batches, padded leading dimensions. Small integers (|x| <= 3, exact in tf32) keep
+// every product and partial sum an integer below 2^11: exact in f32 and in f16.
+template <class Gemm, class ElementD>
+void run_exact(std::uint32_t seed) {
+  const GemmCase cases[] = {
+      {1, 1, 1},
+      {127, 257, 131},                                          // partial tiles on every edge
+      {128, 128, 64},                                           // whole tiles
+      {65, 70, 5},                                              // K below one k-block
+      {200, 96, 27},                                            // K below the k-tile, not of 8
+      {77, 45, 200, Layout::kColumnMajor, 1.0f, 1.0f, 2, 8},    // beta, batches, padding
+      {64, 136, 96, Layout::kRowMajor, 2.0f, -1.0f},            // alpha and a negative beta
+  };
+  for (const GemmCase& shape : cases)
+    for (Layout lcd : {Layout::kRowMajor, Layout::kColumnMajor}) {
+      GemmCase gc = shape;
+      gc.layout_cd = lcd;
+      tptest::run_gemm_case<Gemm, float, ElementD>(gc, Reference::kExactCpu, seed++);
+    }
+}
+
+// One GEMM, D = A * B (D poisoned first), every element checked against a double reference: the
+// inputs are drawn by `draw_a` / `draw_b`; the reference multiplies `ref_input` of each (the
+// inputs themselves, or their tf32 rounding), and each element must lie within `bound(products)`
+// of it (0: bit for bit).
+template <class Gemm, class ElementD, class Bound>
+void run_checked(int m, int n, int k, const std::function<float(std::mt19937&)>& draw_a,
+                 const std::function<float(std::mt19937&)>& draw_b, float (*ref_input)(float),
+                 const Bound& bound, std::uint32_t seed) {
+  constexpr Layout LA = Gemm::kLayoutA, LB = Gemm::kLayoutB;
+  SCOPED_TRACE(testing::Message() << "f32->" << tptest::type_name<ElementD>() << " A "
+                                  << tptest::name_of(LA) << " B " << tptest::name_of(LB) << " " << m
+                                  << "x" << n << "x" << k);
+  const std::int64_t lda = tptest::round_up(LA == Layout::kRowMajor ? k : m, 4);
+  const std::int64_t ldb = tptest::round_up(LB == Layout::kRowMajor ? n : k, 4);
+  const std::int64_t ldd = tptest::round_up(n, 8);
+  std::mt19937 rng(seed);
+  std::vector<float> a(std::size_t(tptest::span(LA, lda, m, k))), b(std::size_t(tptest::span(LB, ldb, k, n)));
+  for (auto& x : a) x = draw_a(rng);
+  for (auto& x : b) x = draw_b(rng);
+
+  tptest::DeviceBuffer<float> d_a(a.size()), d_b(b.size());
+  tptest::DeviceBuffer<ElementD> d_d(std::size_t(m) * ldd);
+  ASSERT_TRUE(d_a.ok() && d_b.ok() && d_d.ok());
+  TP_CUDA_ASSERT(d_a.upload(a));
+  TP_CUDA_ASSERT(d_b.upload(b));
+  TP_CUDA_ASSERT(d_d.poison(0xFF));
+  typename Gemm::Arguments args;
+  args.m = m; args.n = n; args.k = k;
+  args.a = d_a.get(); args.lda = lda;
+  args.b = d_b.get(); args.ldb = ldb;
+  args.d = d_d.get(); args.ldd = ldd;
+  const tilepipe::Status s = Gemm::run(args);
+  ASSERT_TRUE(s.ok()) << s.message();
+  TP_CUDA_ASSERT_LAUNCH();
+  std::vector<ElementD> d;
+  TP_CUDA_ASSERT(d_d.download(d));
+
+  long long bad = 0;
+  double worst = 0;  // largest error as a fraction of its bound
+  std::vector<double> products(k);
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      double want = 0;
+      for (int kk = 0; kk < k; ++kk) {
+        products[kk] = double(ref_input(a[tptest::at(LA, lda, i, kk)])) *
+                       double(ref_input(b[tptest::at(LB, ldb, kk, j)]));
+        want += products[kk];
+      }
+      const double got = tptest::to_float_host(d[std::size_t(i) * ldd + j]);
+      const double err = std::fabs(got - want), tol = bound(products);
+      if (!(err <= tol) && ++bad <= 8)
+        ADD_FAILURE() << "D(" << i << ", " << j << ") = " << got << ", want " << want << " within " << tol;
+      if (err <= tol && tol > 0) worst = std::max(worst, err / tol);
+    }
+  EXPECT_EQ(bad, 0) << "elements of D outside the bound";
+  testing::Test::RecordProperty("worst_error_over_bound", std::to_string(worst));
+}
+
+float identity(float x) { return x; }
+float uniform(std::mt19937& rng) { return std::uniform_real_distribution<float>(-1.0f, 1.0f)(rng); }
+
+}  // namespace
+
+TEST(GemmF32, Tf32ExactOnSmallIntegers) {
+  run_exact<Tf32TN, float>(100);
+  run_exact<Tf32NT, __half>(200);
+}
+
+TEST(GemmF32, Tf32RoundsInputsToNearest) {
+  // A's elements are +-2^e (1 + 3 * 2^-12), e in 0..2: the two bits below tf32's last place are
+  // 11, so rounding to nearest gives +-2^e (1 + 2^-10) and truncation +-2^e. B's are integers in
+  // [-3, 3] (exact in tf32). Every product and partial sum is then an integer times (1 + 2^-10)
+  // or an integer, below 2^13 in magnitude for K <= 600: exact in f32, so D must equal the double
+  // reference on the tf32-rounded inputs bit for bit, and differs from it by about K / 1024 where
+  // inputs were truncated.
+  auto probe = [](std::mt19937& rng) {
+    const float sign = rng() % 2 ? 1.0f : -1.0f;
+    return sign * std::ldexp(1.0f + 0x3p-12f, int(rng() % 3));
+  };
+  auto small = [](std::mt19937& rng) { return float(int(rng() % 7) - 3); };
+  auto exact = [](const std::vector<double>&) { return 0.0; };
+  static_assert(0x3p-12f == 3.0f / 4096, "the probe's fraction");
+  ASSERT_EQ(round_tf32(1.0f + 0x3p-12f), 1.0f + 0x1p-10f);
+  run_checked<Tf32TN, float>(70, 130, 520, probe, small, round_tf32, exact, 300);
+  // The other shared-memory order of A and B, B the probe this time, f16 out: within D's rounding
+  // (2^-11 relative), half the relative error truncation leaves (2^-10).
+  auto f16_rounding = [](const std::vector<double>& products) {
+    double sum = 0;
+    for (double p : products) sum += p;
+    return 0x1p-11 * std::fabs(sum);
+  };
+  run_checked<Tf32NT, __half>(33, 150, 40, small, probe, round_tf32, f16_rounding, 310);
+}
+
+TEST(GemmF32, Tf32WithinBoundOnUniformInputs) {
+  run_checked<Tf32TN, float>(131, 257, 300, uniform, uniform, identity, Tf32Bound{0x1p-24}, 400);
+  run_checked<Tf32NT, __half>(200, 72, 1000, uniform, uniform, identity, Tf32Bound{0x1p-11}, 410);
+}
+
+TEST(GemmF32, Tf32TakesTheAmpereTier) {
+  // f32 inputs have no Hopper tier: tier() says so on any device, and run_on refuses it by name.
+  static_assert(!Tf32TN::kHasHopperTier && !Tf32NT::kHasHopperTier, "MathTF32 has no Hopper tier");
+  Tf32TN::Arguments args;
+  args.m = args.n = args.k = 16;
+  EXPECT_EQ(Tf32TN::tier(args), tilepipe::GemmTier::kAmpere);
+  tptest::DeviceBuffer<float> a(16 * 16), b(16 * 16), d(16 * 16);
+  ASSERT_TRUE(a.ok() && b.ok() && d.ok());
+  args.a = a.get(); args.lda = 16;
+  args.b = b.get(); args.ldb = 16;
+  args.d = d.get(); args.ldd = 16;
+  const tilepipe::Status s = Tf32TN::run_on(tilepipe::GemmTier::kHopper, args);
+  EXPECT_EQ(s.code(), tilepipe::Status::Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("no Hopper tier"), std::string::npos) << s.message();
+}
