@@ -1,5 +1,5 @@
-// GemmMultistage at the edges: operands of more than 2^31 elements (64-bit offsets), sub-matrix
-// views of larger matrices, and bad inputs (misaligned views, D aliasing an input, too little
+// GemmMultistage at the edges: K's residue and partial tiles on the Ampere tier, operands of more
+// than 2^31 elements (64-bit offsets), sub-matrix views of larger matrices, and bad inputs (misaligned views, D aliasing an input, too little
 // shared memory) that must be refused with a clear status while nothing is written.
 
 #include <gtest/gtest.h>
@@ -10,6 +10,8 @@
 
 #include "device_test_util.cuh"
 #include "device_fill.cuh"
+#include "gemm_dispatch.cuh"
+#include "gemm_test_util.cuh"
 #include <tilepipe/gemm/gemm_multistage.cuh>
 
 using tilepipe::Layout;
@@ -62,6 +64,33 @@ void run_large_offsets() {
 }
 
 }  // namespace
+
+// The Ampere tier loads the partial k-tile first and masks the rows and columns of edge blocks
+// once per block tile: K below one k-tile, K = 1, K one past a multiple of the k-tile depth (32
+// on sm_80 builds, 64 on sm_90), M and N edges inside a 16-byte chunk (the masks of an operand
+// stored M- or N-contiguous) and on one, blocks inside the matrix beside edge blocks, and fewer
+// k-tiles than the prologue fills (6 stages). Every layout pair, exact against the CPU; the
+// kernels are the dispatch table's (no new instantiation), run on the Ampere tier.
+TEST(GemmEdges, KResidueAndEdgeTilesOnTheAmpereTier) {
+  using Ampere = std::integral_constant<tilepipe::GemmTier, tilepipe::GemmTier::kAmpere>;
+  const tptest::GemmCase shapes[] = {
+      {130, 70, 20},  {260, 136, 1}, {257, 129, 65}, {33, 40, 129}, {259, 131, 256},
+      {264, 136, 192}, {600, 300, 97}, {520, 260, 1027},
+  };
+  std::uint32_t seed = 900;
+  auto run = [&](auto gemm) {
+    using Gemm = decltype(gemm);
+    for (tptest::GemmCase gc : shapes) {
+      gc.layout_cd = seed % 2 ? Layout::kRowMajor : Layout::kColumnMajor;
+      gc.beta = seed % 3 == 0 ? 1.0f : 0.0f;
+      tptest::run_gemm_case<Gemm, __half, __half>(gc, tptest::Reference::kExactCpu, seed++);
+    }
+  };
+  run(tptest::DispatchedGemm<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 4, Ampere>{});
+  run(tptest::DispatchedGemm<__half, __half, Layout::kColumnMajor, Layout::kRowMajor, 3, Ampere>{});
+  run(tptest::DispatchedGemm<__half, __half, Layout::kRowMajor, Layout::kRowMajor, 6, Ampere>{});
+  run(tptest::DispatchedGemm<__half, __half, Layout::kColumnMajor, Layout::kColumnMajor, 2, Ampere>{});
+}
 
 TEST(GemmEdges, LargeOffsetsRowMajorA) { run_large_offsets<Layout::kRowMajor>(); }
 TEST(GemmEdges, LargeOffsetsColumnMajorA) { run_large_offsets<Layout::kColumnMajor>(); }
