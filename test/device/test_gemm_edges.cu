@@ -159,10 +159,14 @@ TEST(GemmEdges, BadInputIsRefusedAndNothingIsWritten) {
   TP_CUDA_ASSERT(tptest::fill(tptest::DType::kF16, a.get(), M * K + 64, 31));
   TP_CUDA_ASSERT(tptest::fill(tptest::DType::kF16, b.get(), N * K, 32));
   const BadCase cases[] = {
-      {"A view one element off alignment", "A is not 16-byte aligned",
-       [](auto& g, __half* a, __half*) { g.a = a + 1; }},
-      {"D view misaligned", "D is not 16-byte aligned", [](auto& g, __half*, __half* d) { g.d = d + 3; }},
-      {"lda not a multiple of 8 elements", "lda = 68", [](auto& g, __half*, __half*) { g.lda = 68; g.m = 90; }},
+      // (Views one element off 16-byte alignment are valid: they run the narrow kernel.)
+      {"A one byte off its element", "A is not aligned to its element size",
+       [](auto& g, __half* a, __half*) {
+         g.a = reinterpret_cast<const __half*>(reinterpret_cast<const char*>(a) + 1);
+       }},
+      {"D one byte off its element", "D is not aligned to its element size",
+       [](auto& g, __half*, __half* d) { g.d = reinterpret_cast<__half*>(reinterpret_cast<char*>(d) + 1); }},
+      {"lda shorter than a row of A", "lda = 60", [](auto& g, __half*, __half*) { g.lda = 60; }},
       {"D aliases A", "D overlaps A",
        [](auto& g, __half* a, __half*) { g.d = a; g.ldd = N; }},
       {"negative K", "k = -1", [](auto& g, __half*, __half*) { g.k = -1; }},

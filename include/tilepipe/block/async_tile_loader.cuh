@@ -152,6 +152,38 @@ class AsyncTileLoader {
     }
   }
 
+  //! `load` for a matrix whose data pointer and leading dimension are only `copy_bytes`-aligned
+  //! (16, 8, 4, or 2 = the element size; a value uniform over the block, chosen at run time). A
+  //! chunk moves as 16 / copy_bytes `cp.async` of copy_bytes bytes (16: `.cg`, 8 and 4: `.ca`).
+  //! There is no 2-byte `cp.async`, so at 2 bytes, and for a chunk the matrix's row ends inside
+  //! (the copy granule would reach past the row), the chunk is loaded element by element with
+  //! ordinary loads and stored zero-padded with one 16-byte shared store: synchronous, ordered
+  //! before the readers by the same barrier as the async copies. Nothing outside the matrix is read.
+  template <class Pipeline>
+  TILEPIPE_DEVICE void load_narrow(Tile& dst, int row0, int col0, Pipeline& pipe, int copy_bytes) const {
+    (void)pipe;  // cp.async joins the thread's current group, as memcpy_async on `pipe` does
+    TILEPIPE_UNROLL
+    for (int it = 0; it < ThreadMap::kIterations; ++it) {
+      if (!ThreadMap::valid(thread_, it)) break;
+      const int row = row0 + ThreadMap::row(thread_, it);
+      const int col = col0 + ThreadMap::col(thread_, it);
+      Element* chunk_dst =
+          dst.data + Layout::chunk_offset(ThreadMap::linear_chunk(thread_, it)) * kElementsPerChunk;
+      const int left = src_.cols - col;
+      const int inside = row >= src_.rows || left <= 0 ? 0 : left < kElementsPerChunk ? left : kElementsPerChunk;
+      const Element* chunk_src = src_.ptr(row, col);
+      if (copy_bytes == 16 && inside == kElementsPerChunk) {
+        arch::cp_async_zfill_16(chunk_dst, chunk_src, 16);
+      } else if (copy_bytes == 8 && inside % (8 / Traits::kBytes) == 0) {
+        copy_pieces<8>(chunk_dst, chunk_src, inside);
+      } else if (copy_bytes == 4 && inside % (4 / Traits::kBytes) == 0) {
+        copy_pieces<4>(chunk_dst, chunk_src, inside);
+      } else {
+        copy_partial_chunk(chunk_dst, chunk_src, inside);
+      }
+    }
+  }
+
   //! Whether the tile whose first element is `(row0, col0)` lies wholly inside the matrix.
   TILEPIPE_DEVICE bool contains(int row0, int col0) const {
     return row0 + Rows <= src_.rows && col0 + Cols <= src_.cols;
@@ -212,7 +244,21 @@ class AsyncTileLoader {
     copy_partial_chunk(chunk_dst, src_.ptr(row, col), src_.cols - col);
   }
 
-  // The first `valid` (1 .. kElementsPerChunk - 1) elements at `chunk_src`, zero-padded, stored to
+  // A chunk as 16 / Bytes copies of Bytes bytes, of which the first `inside` elements (a whole
+  // number of copies) are read; the copies past them read nothing (src-size 0, at the matrix's
+  // first element, which is Bytes-aligned) and write zeros.
+  template <int Bytes>
+  TILEPIPE_DEVICE void copy_pieces(Element* chunk_dst, const Element* chunk_src, int inside) const {
+    constexpr int kPieceElements = Bytes / Traits::kBytes;
+    TILEPIPE_UNROLL
+    for (int p = 0; p < 16 / Bytes; ++p) {
+      const bool read = p * kPieceElements < inside;
+      arch::cp_async_ca_zfill<Bytes>(chunk_dst + p * kPieceElements,
+                                     read ? chunk_src + p * kPieceElements : src_.data, read ? Bytes : 0);
+    }
+  }
+
+  // The first `valid` (0 .. kElementsPerChunk) elements at `chunk_src`, zero-padded, stored to
   // the chunk at `chunk_dst` with one 16-byte shared store.
   TILEPIPE_DEVICE static void copy_partial_chunk(Element* chunk_dst, const Element* chunk_src, int valid) {
     using Bits = typename Traits::Bits;

@@ -27,6 +27,11 @@
 //! GemmSm90 takes the arguments (`tier(args)` says which ran); Medium and Small stay on the
 //! Ampere tier, whose smaller tiles fill the SMs where 128 x 256 tiles would not.
 //!
+//! Arguments that are not 16-byte aligned (`GemmMultistage::vector_aligned`) run the Medium
+//! configuration's narrow kernel, without split-K, whatever the rule says: only Medium is compiled
+//! with one, so that GemmAuto adds one kernel, not three, for them. `GemmAuto<..., AnyAlignment =
+//! false>` compiles none and refuses such arguments.
+//!
 //! The rule is nearly monotone: a problem with more output tiles never gets the Small tile once
 //! it had a larger one, nor a larger split factor, and a longer K never gets a smaller split
 //! factor; only the wave-tail exception moves between Large and Medium. The thresholds are named
@@ -54,9 +59,9 @@ using GemmAutoSmallPolicy = GemmPolicy<64, 64, 64, 32, 32, 3>;     //!< 64 x 64 
 namespace detail {
 //! The GemmMultistage of a GemmAuto candidate policy: its tile, its stages.
 template <class ElementAB, class ElementD, Layout LayoutA, Layout LayoutB, class OutputOp,
-          class Policy, bool SplitK = false>
+          class Policy, bool SplitK = false, bool AnyAlignment = false>
 using GemmOfPolicy = GemmMultistage<ElementAB, ElementD, LayoutA, LayoutB, Policy::kStages,
-                                    OutputOp, typename Policy::Config, SplitK>;
+                                    OutputOp, typename Policy::Config, SplitK, AnyAlignment>;
 }  // namespace detail
 
 //! Which of GemmAuto's tile configurations runs a problem, and with how many K slices.
@@ -164,6 +169,8 @@ struct GemmAutoHeuristic {
 //! \tparam LayoutA    layout of A (M x K)
 //! \tparam LayoutB    layout of B (K x N)
 //! \tparam OutputOp   the output operator (output_ops.cuh), as for GemmMultistage
+//! \tparam AnyAlignment  compile Medium's narrow kernel in, for arguments that are not 16-byte
+//!                    aligned (as GemmMultistage's `AnyAlignment`)
 //!
 //! The arguments are GemmMultistage's; `args.split_k` is ignored (the heuristic sets it), and
 //! `args.workspace` / `args.workspace_bytes` must hold `workspace_size(args)` bytes, which is 0
@@ -179,14 +186,16 @@ struct GemmAutoHeuristic {
 //! args.workspace = ws; args.workspace_bytes = bytes;
 //! tilepipe::Status s = Gemm::run(args, stream);
 //! \endcode
-template <class ElementAB, class ElementD, Layout LayoutA, Layout LayoutB, class OutputOp = Identity>
+template <class ElementAB, class ElementD, Layout LayoutA, Layout LayoutB, class OutputOp = Identity,
+          bool AnyAlignment = true>
 class GemmAuto {
  public:
   using Arguments = GemmArguments<ElementAB, ElementD, OutputOp>;
   using Config = GemmAutoConfig;
   using Heuristic = GemmAutoHeuristic;
   using Large = detail::GemmOfPolicy<ElementAB, ElementD, LayoutA, LayoutB, OutputOp, GemmAutoLargePolicy>;
-  using Medium = detail::GemmOfPolicy<ElementAB, ElementD, LayoutA, LayoutB, OutputOp, GemmAutoMediumPolicy>;
+  using Medium = detail::GemmOfPolicy<ElementAB, ElementD, LayoutA, LayoutB, OutputOp, GemmAutoMediumPolicy,
+                                      /*SplitK=*/false, AnyAlignment>;
   using Small = detail::GemmOfPolicy<ElementAB, ElementD, LayoutA, LayoutB, OutputOp, GemmAutoSmallPolicy,
                                      /*SplitK=*/true>;
   //! What the Large configuration runs on a device that runs the Hopper tier.
@@ -204,8 +213,10 @@ class GemmAuto {
                : GemmTier::kAmpere;
   }
 
-  //! The configuration `run` uses for `args` on a GPU with `sm_count` SMs (no device needed).
+  //! The configuration `run` uses for `args` on a GPU with `sm_count` SMs (no device needed):
+  //! the heuristic's, or Medium for arguments that are not 16-byte aligned.
   static Config select(const Arguments& args, int sm_count) {
+    if (AnyAlignment && !Medium::vector_aligned(args)) return Config{Config::Tile::kMedium, 1};
     return Heuristic::select(args.m, args.n, args.k, args.batch_count, sm_count);
   }
 

@@ -25,6 +25,10 @@ namespace tilepipe {
 //! \tparam LayoutA  global layout of A (M x K)
 //! \tparam LayoutB  global layout of B (K x N)
 //! \tparam Policy   a `GemmPolicy` (tiles and stages)
+//! \tparam AnyAlignment  false: A, B and their leading dimensions are 16-byte aligned (16-byte
+//!                   copies only). true: the narrow mainloop, for operands aligned only to their
+//!                   element size: the copy width of each operand (16, 8, 4 or 2 bytes) is a
+//!                   run-time argument, and every k-tile takes the per-chunk path (`load_narrow`)
 //!
 //! All `Policy::kThreads` threads of the block call `operator()`. Rows of A and columns of B past
 //! the matrix, and k past K, arrive as zeros, so edge tiles need no special handling by the
@@ -40,7 +44,7 @@ namespace tilepipe {
 //! acc.clear();
 //! mainloop(acc, a, lda, b, ldb, m, n, k, block_m0, block_n0);
 //! \endcode
-template <class ElementT, Layout LayoutA, Layout LayoutB, class Policy>
+template <class ElementT, Layout LayoutA, Layout LayoutB, class Policy, bool AnyAlignment = false>
 class MultistageMainloop {
   static_assert(detail::HasStages<Policy>::value,
                 "MultistageMainloop: Policy must be a GemmPolicy (a tile with a stage count), e.g. "
@@ -54,6 +58,7 @@ class MultistageMainloop {
   using Warp = typename Policy::Warp;
   static constexpr int kStages = Policy::kStages;
   static constexpr int kThreads = Policy::kThreads;
+  static constexpr bool kAnyAlignment = AnyAlignment;
   static constexpr SmemOrder kOrderA = smem_order_of(Operand::kA, LayoutA);
   static constexpr SmemOrder kOrderB = smem_order_of(Operand::kB, LayoutB);
 
@@ -87,11 +92,15 @@ class MultistageMainloop {
   //! acc += A(block_m0 .., 0 .. k) * B(0 .. k, block_n0 ..). `a` and `b` point to the first
   //! element of A and B, in `LayoutA` / `LayoutB` with leading dimensions `lda` / `ldb`.
   //! Requirements (debug builds check them): `a`, `b` and the leading dimensions in bytes are
-  //! multiples of 16, because tiles move as 16-byte vectors.
+  //! multiples of 16, because tiles move as 16-byte vectors; with `AnyAlignment`, multiples of
+  //! `copy_bytes_a` / `copy_bytes_b` instead (16, 8, 4, or 2 for 16-bit elements), which the
+  //! other mainloop ignores.
   TILEPIPE_DEVICE void operator()(Accumulators& acc, const Element* a, std::int64_t lda,
                                   const Element* b, std::int64_t ldb, int m, int n, int k,
-                                  int block_m0, int block_n0) {
-    check_alignment(a, lda, b, ldb);
+                                  int block_m0, int block_n0, int copy_bytes_a = 16,
+                                  int copy_bytes_b = 16) {
+    if constexpr (!AnyAlignment) copy_bytes_a = copy_bytes_b = 16;
+    check_alignment(a, lda, copy_bytes_a, b, ldb, copy_bytes_b);
     Context ctx{make_loader<LoaderA, kOrderA>(a, lda, m, k, thread_),
                 make_loader<LoaderB, kOrderB>(b, ldb, n, k, thread_),
                 FragmentLoaderA(thread_ % 32, warp_m0()),
@@ -100,21 +109,26 @@ class MultistageMainloop {
                 {},
                 {},
                 block_m0,
-                block_n0};
+                block_n0,
+                copy_bytes_a,
+                copy_bytes_b};
     const int k_tiles = (k + Tile::kK - 1) / Tile::kK;
     // The ring receives the partial k-tile (K's residue) first, so every later k-tile is whole
     // in K: iterations t < refill_end refill the ring with whole k-tiles. A block whose rows of
     // A and columns of B all lie inside the matrix issues them unpredicated (interior); an edge
-    // block masks the rows and columns outside the matrix with masks computed once, here.
-    const bool block_inside = block_m0 + Tile::kM <= m && block_n0 + Tile::kN <= n;
+    // block masks the rows and columns outside the matrix with masks computed once, here. The
+    // narrow mainloop (AnyAlignment) checks every chunk of every k-tile instead.
+    const bool block_inside = !AnyAlignment && block_m0 + Tile::kM <= m && block_n0 + Tile::kN <= n;
     const int refill_end = k_tiles - (kStages - 1);
 
     prologue(ctx, k_tiles);
     int t = 0;
-    if (block_inside)
-      for (; t < refill_end; ++t) k_tile_iteration<true>(ctx, acc, t, k_tiles, EdgeMasks{});
+    if constexpr (!AnyAlignment) {
+      if (block_inside)
+        for (; t < refill_end; ++t) k_tile_iteration<true>(ctx, acc, t, k_tiles, EdgeMasks{});
+    }
     // After the interior iterations (an edge block has none), so the masks are not live in them.
-    const EdgeMasks masks = edge_masks(ctx);
+    const EdgeMasks masks = AnyAlignment ? EdgeMasks{} : edge_masks(ctx);
     for (; t < k_tiles; ++t) k_tile_iteration<false>(ctx, acc, t, k_tiles, masks);
     drain(ctx);
   }
@@ -130,6 +144,7 @@ class MultistageMainloop {
     typename FragmentLoaderA::Fragment fa[2];  // register double buffer over k-blocks
     typename FragmentLoaderB::Fragment fb[2];
     int block_m0, block_n0;
+    int copy_bytes_a, copy_bytes_b;  // AnyAlignment: each operand's copy width
   };
 
   // The loader of an operand, viewed in storage terms (rows strided, columns contiguous):
@@ -164,6 +179,13 @@ class MultistageMainloop {
   // All of k-tile `k_tile`'s copies into the write stage, edges zero-filled.
   TILEPIPE_DEVICE static void issue_tile(Context& c, int k_tile) {
     const int k0 = k_tile * Tile::kK;
+    if constexpr (AnyAlignment) {
+      c.load_a.load_narrow(c.ring.write_stage().a, tile_row<kOrderA>(c.block_m0, k0),
+                           tile_col<kOrderA>(c.block_m0, k0), c.ring.pipeline(), c.copy_bytes_a);
+      c.load_b.load_narrow(c.ring.write_stage().b, tile_row<kOrderB>(c.block_n0, k0),
+                           tile_col<kOrderB>(c.block_n0, k0), c.ring.pipeline(), c.copy_bytes_b);
+      return;
+    }
     c.load_a.load(c.ring.write_stage().a, tile_row<kOrderA>(c.block_m0, k0),
                   tile_col<kOrderA>(c.block_m0, k0), c.ring.pipeline());
     c.load_b.load(c.ring.write_stage().b, tile_row<kOrderB>(c.block_n0, k0),
@@ -178,7 +200,10 @@ class MultistageMainloop {
     const int k0 = k_tile * Tile::kK;
     const int a_row = tile_row<kOrderA>(c.block_m0, k0), a_col = tile_col<kOrderA>(c.block_m0, k0);
     const int b_row = tile_row<kOrderB>(c.block_n0, k0), b_col = tile_col<kOrderB>(c.block_n0, k0);
-    if constexpr (kInterior) {
+    if constexpr (AnyAlignment) {
+      (void)m;
+      if (kb == 0) issue_tile(c, k_tile);  // all of it at the first k-block
+    } else if constexpr (kInterior) {
       (void)m;
       c.load_a.load_interior(c.ring.write_stage().a, a_row, a_col, c.ring.pipeline(), kb, kShares);
       c.load_b.load_interior(c.ring.write_stage().b, b_row, b_col, c.ring.pipeline(), kb, kShares);
@@ -264,18 +289,17 @@ class MultistageMainloop {
   // epilogue. ----
   TILEPIPE_DEVICE static void drain(Context& c) { c.ring.drain(); }
 
-  // Debug builds: the operands' addresses and leading dimensions must allow 16-byte copies (a
-  // misaligned one would fault, or read the wrong bytes, in cp.async).
-  TILEPIPE_DEVICE static void check_alignment(const Element* a, std::int64_t lda, const Element* b,
-                                              std::int64_t ldb) {
+  // Debug builds: the operands' addresses and leading dimensions must allow copies of their
+  // width (a misaligned one would fault, or read the wrong bytes, in cp.async).
+  TILEPIPE_DEVICE static void check_alignment(const Element* a, std::int64_t lda, int copy_bytes_a,
+                                              const Element* b, std::int64_t ldb, int copy_bytes_b) {
 #if !defined(NDEBUG)
-    constexpr int kVector = ElementTraits<Element>::kChunkElements;
-    assert(reinterpret_cast<std::uintptr_t>(a) % 16 == 0 && "A must be 16-byte aligned");
-    assert(reinterpret_cast<std::uintptr_t>(b) % 16 == 0 && "B must be 16-byte aligned");
-    assert(lda % kVector == 0 && "lda must be a multiple of 16 bytes");
-    assert(ldb % kVector == 0 && "ldb must be a multiple of 16 bytes");
+    assert(reinterpret_cast<std::uintptr_t>(a) % copy_bytes_a == 0 && "A must be aligned to its copy width");
+    assert(reinterpret_cast<std::uintptr_t>(b) % copy_bytes_b == 0 && "B must be aligned to its copy width");
+    assert(lda * std::int64_t(sizeof(Element)) % copy_bytes_a == 0 && "lda must be a multiple of A's copy width");
+    assert(ldb * std::int64_t(sizeof(Element)) % copy_bytes_b == 0 && "ldb must be a multiple of B's copy width");
 #else
-    (void)a; (void)lda; (void)b; (void)ldb;
+    (void)a; (void)lda; (void)copy_bytes_a; (void)b; (void)ldb; (void)copy_bytes_b;
 #endif
   }
 
