@@ -36,6 +36,7 @@ namespace tilepipe {
 //!
 //! Requirements (`GemmMultistage::can_implement` checks them for its operands): `src.data` and
 //! `src.ld * sizeof(Element)` are multiples of 16 bytes; tile coordinates are non-negative.
+//! `load_narrow` needs them to be multiples of its `copy_bytes` only (16, 8, 4 or 2).
 //!
 //! \code
 //! using Loader = tilepipe::AsyncTileLoader<__half, 128, 32, 128>;
