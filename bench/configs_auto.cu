@@ -9,7 +9,9 @@ namespace tilepipe_bench {
 namespace {
 
 template <DType D, LayoutPair L>
-using AutoOf = tilepipe::GemmAuto<ElementOf<D>, ElementOf<D>, kLayoutA<L>, tilepipe::Layout::kColumnMajor>;
+// The benchmark's operands are 16-byte aligned: no narrow kernel (AnyAlignment = false).
+using AutoOf = tilepipe::GemmAuto<ElementOf<D>, ElementOf<D>, kLayoutA<L>, tilepipe::Layout::kColumnMajor,
+                                  tilepipe::Identity, /*AnyAlignment=*/false>;
 
 template <DType D, LayoutPair L>
 AutoChoice select_auto(const Operands& op, int sm_count) {

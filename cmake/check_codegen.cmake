@@ -29,6 +29,10 @@
 set(REQUIRED_PTX
   "16-byte cp.async.cg global->shared (plain or zero-fill form)"
       "cp\\.async\\.cg\\.shared\\.global[^\n]*, 16[^0-9]"       "cp\\.async"
+  "8-byte cp.async.ca global->shared (the narrow kernel of operands aligned to 8 bytes)"
+      "cp\\.async\\.ca\\.shared\\.global[^\n]*, 8, "          "cp\\.async"
+  "4-byte cp.async.ca global->shared (the narrow kernel of operands aligned to 4 bytes)"
+      "cp\\.async\\.ca\\.shared\\.global[^\n]*, 4, "          "cp\\.async"
   "ldmatrix (shared -> registers)"
       "ldmatrix\\.sync\\.aligned"                               "ldmatrix"
   "mma.sync m16n8k16 (tensor cores)"
@@ -126,8 +130,9 @@ set(SASS_COUNTS
 # one kernel> <the counts compared, comma-separated names of SASS_COUNTS>. The label stays when a
 # kernel is renamed; only the regex here needs to follow.
 set(SASS_BASELINE_KERNELS
-  "default_f16_tn"  "."  "MultistageMainloop<__half, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)1, [^>]*, 4, [A-Za-z_:]*MathDefault>.*StagedEpilogue<__half,"  "LDGSTS,LDSM,HMMA"
-  "tf32_tt"         "."  "MultistageMainloop<float, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)0, [^>]*, 3, [A-Za-z_:]*MathTF32>.*StagedEpilogue<float,"  "LDGSTS,LDS,HMMA"
+  "default_f16_tn"  "."  "MultistageMainloop<__half, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)1, [^>]*, 4, [A-Za-z_:]*MathDefault>, false>.*StagedEpilogue<__half,"  "LDGSTS,LDSM,HMMA"
+  "narrow_f16_tn"   "."  "MultistageMainloop<__half, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)1, [^>]*, 4, [A-Za-z_:]*MathDefault>, true>.*StagedEpilogue<__half,"  "LDGSTS,LDSM,HMMA"
+  "tf32_tt"         "."  "MultistageMainloop<float, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)0, [^>]*, 3, [A-Za-z_:]*MathTF32>, false>.*StagedEpilogue<float,"  "LDGSTS,LDS,HMMA"
   "hopper_f16_tn"   "^90a$"  "WarpSpecializedMainloop<__half, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)1, [^>]*HopperTileConfig<[0-9]+, [0-9]+, 4, [0-9]+>.*WarpgroupEpilogue<__half,"  "UTMALDG,UTMASTG,HGMMA,SYNCS"
 )
 set(SASS_BASELINE_TOLERANCE 5)  # percent

@@ -35,7 +35,7 @@ def tp():
 
 def matrix(rows, cols, dtype, layout, batch=None):
     """A random rows x cols matrix (batch of them if batch), row-major ("row") or column-major
-    ("col", a transposed view), its leading dimension padded to 16 bytes as tilepipe needs."""
+    ("col", a transposed view), its leading dimension padded to 16 bytes as the extension needs."""
     outer, inner = (rows, cols) if layout == "row" else (cols, rows)
     padded = -(-max(inner, 1) // 8) * 8
     lead = () if batch is None else (batch,)

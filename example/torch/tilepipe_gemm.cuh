@@ -43,7 +43,11 @@ struct BiasActivation {
 
 template <class AB, class D, tilepipe::Layout LA, tilepipe::Layout LB>
 tilepipe::Status run_layouts(const Problem& p, cudaStream_t stream) {
-  using Gemm = tilepipe::GemmMultistage<AB, D, LA, LB, /*Stages=*/4, BiasActivation>;
+  // Without the narrow kernel (AnyAlignment = false): the extension asks for 16-byte aligned
+  // operands (tilepipe_torch.cpp), so it would never run, and it would lengthen the JIT build.
+  using Gemm = tilepipe::GemmMultistage<AB, D, LA, LB, /*Stages=*/4, BiasActivation,
+                                        tilepipe::DefaultTileConfig<4>, /*SplitK=*/false,
+                                        /*AnyAlignment=*/false>;
   typename Gemm::Arguments args;
   args.m = p.m;
   args.n = p.n;

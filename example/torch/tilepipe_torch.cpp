@@ -29,7 +29,8 @@ using tilepipe_torch::Operand;
 
 constexpr const char* kWho = "tilepipe_torch.gemm: ";  // starts every message
 
-// Tiles move as 16-byte vectors: every matrix, leading dimension and batch stride is a multiple.
+// The extension runs tilepipe's 16-byte kernels (tilepipe_gemm.cuh compiles GemmMultistage without
+// its narrow kernel): every matrix, leading dimension and batch stride is a multiple of 16 bytes.
 constexpr std::int64_t kAlignBytes = 16;
 
 std::string dtype_name(at::ScalarType t) { return "torch." + c10::getDtypeNames(t).first; }
@@ -86,13 +87,13 @@ Operand operand(const at::Tensor& t, const char* name, std::int64_t batch) {
                       "); .contiguous() makes a copy that has not");
     TORCH_CHECK_VALUE(false, kWho, name, " (shape ", t.sizes(), ", strides ", t.strides(),
                       "): the stride between its ", lines, " is ", ld, " elements, not a multiple "
-                      "of ", align, " (16 bytes), which tilepipe needs because it moves tiles as "
-                      "16-byte vectors; pad the ", lines, " to a multiple of ", align,
+                      "of ", align, " (16 bytes), which this extension needs because it runs "
+                      "tilepipe's 16-byte kernels; pad the ", lines, " to a multiple of ", align,
                       " elements (allocate them wider and slice)");
   }
   TORCH_CHECK_VALUE(reinterpret_cast<std::uintptr_t>(op.data) % kAlignBytes == 0, kWho, name,
                     " does not start on a 16-byte boundary (storage offset ", t.storage_offset(),
-                    " elements), which tilepipe needs; slice at multiples of ", align,
+                    " elements), which this extension needs; slice at multiples of ", align,
                     " elements or pass .contiguous()");
   // A 2-D operand, or a batch of one, is shared by every batch: batch stride 0.
   if (t.dim() == 3 && t.size(0) == batch && batch > 1) {

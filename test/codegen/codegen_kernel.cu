@@ -1,5 +1,6 @@
 // Kernels built only from tilepipe's collectives, compiled (never run) by the codegen test: the
-// PTX must contain 16-byte cp.async.cg, ldmatrix and mma.sync (and, for sm_90a, the Hopper tier's
+// PTX must contain 16-byte cp.async.cg, 8- and 4-byte cp.async.ca (the narrow kernel), ldmatrix
+// and mma.sync (and, for sm_90a, the Hopper tier's
 // TMA copies, mbarrier parity waits, wgmma and setmaxnreg), and ptxas must report no spills, no
 // stack frame and no warning for any of them.
 
@@ -60,6 +61,9 @@ using DeepTT = tilepipe::GemmMultistage<__nv_bfloat16, __nv_bfloat16, tilepipe::
 template __global__ void tilepipe::gemm_kernel<DefaultTN::Kernel>(DefaultTN::Params);
 template __global__ void tilepipe::gemm_kernel<WideNT::Kernel>(WideNT::Params);
 template __global__ void tilepipe::gemm_kernel<DeepTT::Kernel>(DeepTT::Params);
+// The default GEMM's narrow kernel, for arguments that are not 16-byte aligned: 16-, 8- and 4-byte
+// cp.async (the copy width chosen at run time) and element copies, per-element C and D.
+template __global__ void tilepipe::gemm_kernel<DefaultTN::NarrowKernel>(DefaultTN::NarrowKernel::Params);
 
 // The maths other than MathDefault (numeric/math.cuh), one kernel each, on the Ampere tier: f16
 // accumulation (mma.sync ...f16.f16.f16.f16, HMMA.16816.F16); f32 inputs as tf32 (mma.sync

@@ -3,7 +3,8 @@
 // input and output types, the stage count and the tier of each problem at run time. For each
 // type pair and layout pair, one stage count is compiled with split-K (GemmMultistageSplitK): 16
 // of the 60 entries, whose partial-product kernels are shared by the two output types of an
-// input type.
+// input type. They are compiled without the narrow kernel (AnyAlignment = false), which would add
+// a kernel to each; test_gemm_random.cu has a table of its own for arguments that need it.
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -87,7 +88,8 @@ typename Gemm::Arguments typed_args(const ErasedArgs& e) {
 template <class AB, class D, tilepipe::Layout LA, tilepipe::Layout LB, int Stages, bool SplitK,
           class Op = tilepipe::Identity>
 using ErasedGemm = tilepipe::GemmMultistage<AB, D, LA, LB, Stages, Op,
-                                            tilepipe::DefaultTileConfig<Stages>, SplitK>;
+                                            tilepipe::DefaultTileConfig<Stages>, SplitK,
+                                            /*AnyAlignment=*/false>;
 
 template <class AB, class D, tilepipe::Layout LA, tilepipe::Layout LB, int Stages, bool SplitK,
           class Op = tilepipe::Identity>

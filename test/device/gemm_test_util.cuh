@@ -31,6 +31,10 @@ struct GemmCase {
   int pad = 0;               // extra elements in every leading dimension (a multiple of 8)
   bool broadcast_b = false;  // batch_stride_b = 0
   int split_k = 1;           // args.split_k (GemmAuto ignores it)
+  // > 0: every pointer is `misalign` elements past an allocation's start, and leading dimensions
+  // and batch strides are multiples of `misalign` elements but not of 16 bytes (1, 2, 4 for
+  // 16-bit elements: 2-, 4-, 8-byte alignment), so that the GEMM runs its narrow kernel.
+  int misalign = 0;
 };
 
 // "stages 4" for a GemmMultistage, "auto" for a Gemm without a single policy (GemmAuto).
@@ -106,19 +110,28 @@ void run_gemm_case_op(const GemmCase& gc, Reference ref_kind, std::uint32_t seed
                                   << " alpha " << gc.alpha << " beta " << gc.beta << " pad " << gc.pad
                                   << " split_k " << gc.split_k);
   const int m = gc.m, n = gc.n, k = gc.k, batch = gc.batch;
-  const std::int64_t lda = (LA == Layout::kRowMajor ? round_up(k, 8) : round_up(m, 8)) + gc.pad;
-  const std::int64_t ldb = (LB == Layout::kRowMajor ? round_up(n, 8) : round_up(k, 8)) + gc.pad;
-  const std::int64_t ldc = (LC == Layout::kRowMajor ? round_up(n, 8) : round_up(m, 8)) + gc.pad;
+  // Leading dimensions and strides: multiples of 8 elements, or (misalign) of `misalign` but not 8.
+  const std::int64_t mis = gc.misalign;
+  auto fit = [&](std::int64_t x) {
+    if (mis == 0) return round_up(x, 8);
+    const std::int64_t r = round_up(x, mis);
+    return r % 8 == 0 ? r + mis : r;
+  };
+  const std::int64_t lda = fit((LA == Layout::kRowMajor ? k : m) + gc.pad);
+  const std::int64_t ldb = fit((LB == Layout::kRowMajor ? n : k) + gc.pad);
+  const std::int64_t ldc = fit((LC == Layout::kRowMajor ? n : m) + gc.pad);
   const std::int64_t ldd = ldc + 8;  // D's leading dimension differs from C's
-  const std::int64_t stride_a = round_up(span(LA, lda, m, k), 8) + 8 * (gc.pad > 0);
-  const std::int64_t stride_b = gc.broadcast_b ? 0 : round_up(span(LB, ldb, k, n), 8);
-  const std::int64_t stride_c = round_up(span(LC, ldc, m, n), 8);
-  const std::int64_t stride_d = round_up(span(LC, ldd, m, n), 8) + 8;
+  const std::int64_t stride_a = fit(span(LA, lda, m, k)) + 8 * (gc.pad > 0);
+  const std::int64_t stride_b = gc.broadcast_b ? 0 : fit(span(LB, ldb, k, n));
+  const std::int64_t stride_c = fit(span(LC, ldc, m, n));
+  const std::int64_t stride_d = fit(span(LC, ldd, m, n)) + 8;
   const std::int64_t guard = 64;  // sentinel elements after the last D
-  const std::size_t size_a = std::max<std::int64_t>(1, stride_a * (batch - 1) + span(LA, lda, m, k));
-  const std::size_t size_b = std::max<std::int64_t>(1, stride_b * (batch - 1) + span(LB, ldb, k, n));
-  const std::size_t size_c = std::max<std::int64_t>(1, stride_c * (batch - 1) + span(LC, ldc, m, n));
-  const std::size_t size_d = stride_d * (batch - 1) + span(LC, ldd, m, n) + guard;
+  // Every matrix starts `mis` elements into its buffer (the elements before it are never read;
+  // D's stay poisoned like the guard).
+  const std::size_t size_a = mis + std::max<std::int64_t>(1, stride_a * (batch - 1) + span(LA, lda, m, k));
+  const std::size_t size_b = mis + std::max<std::int64_t>(1, stride_b * (batch - 1) + span(LB, ldb, k, n));
+  const std::size_t size_c = mis + std::max<std::int64_t>(1, stride_c * (batch - 1) + span(LC, ldc, m, n));
+  const std::size_t size_d = mis + stride_d * (batch - 1) + span(LC, ldd, m, n) + guard;
 
   // Inputs; padding elements hold values too (random), so reading them would show.
   std::mt19937 rng(seed);
@@ -143,7 +156,7 @@ void run_gemm_case_op(const GemmCase& gc, Reference ref_kind, std::uint32_t seed
 
   typename Gemm::Arguments args;
   args.m = m; args.n = n; args.k = k;
-  args.a = d_a.get(); args.b = d_b.get(); args.c = d_c.get(); args.d = d_d.get();
+  args.a = d_a.get() + mis; args.b = d_b.get() + mis; args.c = d_c.get() + mis; args.d = d_d.get() + mis;
   args.lda = lda; args.ldb = ldb; args.ldc = ldc; args.ldd = ldd;
   args.alpha = gc.alpha; args.beta = gc.beta;
   args.layout_cd = LC;
@@ -185,10 +198,10 @@ void run_gemm_case_op(const GemmCase& gc, Reference ref_kind, std::uint32_t seed
         for (int j = 0; j < n; ++j) {
           double acc = 0;
           for (int kk = 0; kk < k; ++kk)
-            acc += double(to_float_host(a[bt * stride_a + at(LA, lda, i, kk)])) *
-                   double(to_float_host(b[bt * stride_b + at(LB, ldb, kk, j)]));
+            acc += double(to_float_host(a[mis + bt * stride_a + at(LA, lda, i, kk)])) *
+                   double(to_float_host(b[mis + bt * stride_b + at(LB, ldb, kk, j)]));
           double v = double(gc.alpha) * acc;
-          if (gc.beta != 0.0f) v += double(gc.beta) * double(to_float_host(c[bt * stride_c + at(LC, ldc, i, j)]));
+          if (gc.beta != 0.0f) v += double(gc.beta) * double(to_float_host(c[mis + bt * stride_c + at(LC, ldc, i, j)]));
           ref[(std::size_t(bt) * m + i) * n + j] = static_cast<float>(op_case.apply(v, i, j));
         }
   } else {
@@ -201,14 +214,14 @@ void run_gemm_case_op(const GemmCase& gc, Reference ref_kind, std::uint32_t seed
     std::vector<float> c32(std::size_t(m) * n, 0.0f);
     if (gc.beta != 0.0f)
       for (int i = 0; i < m; ++i)
-        for (int j = 0; j < n; ++j) c32[std::size_t(j) * m + i] = to_float_host(c[at(LC, ldc, i, j)]);
+        for (int j = 0; j < n; ++j) c32[std::size_t(j) * m + i] = to_float_host(c[mis + at(LC, ldc, i, j)]);
     TP_CUDA_ASSERT(d_ref.upload(c32));
     const cudaDataType_t t = std::is_same_v<ElementAB, __half> ? CUDA_R_16F : CUDA_R_16BF;
     const float alpha = gc.alpha, beta = gc.beta;
     const cublasOperation_t op_a = LA == Layout::kColumnMajor ? CUBLAS_OP_N : CUBLAS_OP_T;
     const cublasOperation_t op_b = LB == Layout::kColumnMajor ? CUBLAS_OP_N : CUBLAS_OP_T;
     const cublasStatus_t cs =
-        cublasGemmEx(handle, op_a, op_b, m, n, k, &alpha, d_a.get(), t, int(lda), d_b.get(), t,
+        cublasGemmEx(handle, op_a, op_b, m, n, k, &alpha, d_a.get() + mis, t, int(lda), d_b.get() + mis, t,
                      int(ldb), &beta, d_ref.get(), CUDA_R_32F, m, CUBLAS_COMPUTE_32F,
                      CUBLAS_GEMM_DEFAULT);
     cublasDestroy(handle);
@@ -231,7 +244,7 @@ void run_gemm_case_op(const GemmCase& gc, Reference ref_kind, std::uint32_t seed
   for (int bt = 0; bt < batch; ++bt)
     for (int i = 0; i < m; ++i)
       for (int j = 0; j < n; ++j) {
-        const std::int64_t off = bt * stride_d + at(LC, ldd, i, j);
+        const std::int64_t off = mis + bt * stride_d + at(LC, ldd, i, j);
         is_d[off] = 1;
         const float want_f = ref[(std::size_t(bt) * m + i) * n + j];
         const float got = to_float_host(d[off]);

@@ -1,5 +1,5 @@
-// GemmMultistage at the edges: operands of more than 2^31 elements (64-bit offsets), sub-matrix
-// views of larger matrices, and bad inputs (misaligned views, D aliasing an input, too little
+// GemmMultistage at the edges: K's residue and partial tiles on the Ampere tier, operands of more
+// than 2^31 elements (64-bit offsets), sub-matrix views of larger matrices, and bad inputs (misaligned views, D aliasing an input, too little
 // shared memory) that must be refused with a clear status while nothing is written.
 
 #include <gtest/gtest.h>
@@ -10,6 +10,8 @@
 
 #include "device_test_util.cuh"
 #include "device_fill.cuh"
+#include "gemm_dispatch.cuh"
+#include "gemm_test_util.cuh"
 #include <tilepipe/gemm/gemm_multistage.cuh>
 
 using tilepipe::Layout;
@@ -62,6 +64,33 @@ void run_large_offsets() {
 }
 
 }  // namespace
+
+// The Ampere tier loads the partial k-tile first and masks the rows and columns of edge blocks
+// once per block tile: K below one k-tile, K = 1, K one past a multiple of the k-tile depth (32
+// on sm_80 builds, 64 on sm_90), M and N edges inside a 16-byte chunk (the masks of an operand
+// stored M- or N-contiguous) and on one, blocks inside the matrix beside edge blocks, and fewer
+// k-tiles than the prologue fills (6 stages). Every layout pair, exact against the CPU; the
+// kernels are the dispatch table's (no new instantiation), run on the Ampere tier.
+TEST(GemmEdges, KResidueAndEdgeTilesOnTheAmpereTier) {
+  using Ampere = std::integral_constant<tilepipe::GemmTier, tilepipe::GemmTier::kAmpere>;
+  const tptest::GemmCase shapes[] = {
+      {130, 70, 20},  {260, 136, 1}, {257, 129, 65}, {33, 40, 129}, {259, 131, 256},
+      {264, 136, 192}, {600, 300, 97}, {520, 260, 1027},
+  };
+  std::uint32_t seed = 900;
+  auto run = [&](auto gemm) {
+    using Gemm = decltype(gemm);
+    for (tptest::GemmCase gc : shapes) {
+      gc.layout_cd = seed % 2 ? Layout::kRowMajor : Layout::kColumnMajor;
+      gc.beta = seed % 3 == 0 ? 1.0f : 0.0f;
+      tptest::run_gemm_case<Gemm, __half, __half>(gc, tptest::Reference::kExactCpu, seed++);
+    }
+  };
+  run(tptest::DispatchedGemm<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 4, Ampere>{});
+  run(tptest::DispatchedGemm<__half, __half, Layout::kColumnMajor, Layout::kRowMajor, 3, Ampere>{});
+  run(tptest::DispatchedGemm<__half, __half, Layout::kRowMajor, Layout::kRowMajor, 6, Ampere>{});
+  run(tptest::DispatchedGemm<__half, __half, Layout::kColumnMajor, Layout::kColumnMajor, 2, Ampere>{});
+}
 
 TEST(GemmEdges, LargeOffsetsRowMajorA) { run_large_offsets<Layout::kRowMajor>(); }
 TEST(GemmEdges, LargeOffsetsColumnMajorA) { run_large_offsets<Layout::kColumnMajor>(); }
@@ -130,10 +159,14 @@ TEST(GemmEdges, BadInputIsRefusedAndNothingIsWritten) {
   TP_CUDA_ASSERT(tptest::fill(tptest::DType::kF16, a.get(), M * K + 64, 31));
   TP_CUDA_ASSERT(tptest::fill(tptest::DType::kF16, b.get(), N * K, 32));
   const BadCase cases[] = {
-      {"A view one element off alignment", "A is not 16-byte aligned",
-       [](auto& g, __half* a, __half*) { g.a = a + 1; }},
-      {"D view misaligned", "D is not 16-byte aligned", [](auto& g, __half*, __half* d) { g.d = d + 3; }},
-      {"lda not a multiple of 8 elements", "lda = 68", [](auto& g, __half*, __half*) { g.lda = 68; g.m = 90; }},
+      // (Views one element off 16-byte alignment are valid: they run the narrow kernel.)
+      {"A one byte off its element", "A is not aligned to its element size",
+       [](auto& g, __half* a, __half*) {
+         g.a = reinterpret_cast<const __half*>(reinterpret_cast<const char*>(a) + 1);
+       }},
+      {"D one byte off its element", "D is not aligned to its element size",
+       [](auto& g, __half*, __half* d) { g.d = reinterpret_cast<__half*>(reinterpret_cast<char*>(d) + 1); }},
+      {"lda shorter than a row of A", "lda = 60", [](auto& g, __half*, __half*) { g.lda = 60; }},
       {"D aliases A", "D overlaps A",
        [](auto& g, __half* a, __half*) { g.d = a; g.ldd = N; }},
       {"negative K", "k = -1", [](auto& g, __half*, __half*) { g.k = -1; }},

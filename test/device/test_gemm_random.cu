@@ -15,6 +15,11 @@
 // with split-K); their problems draw random scales and biases, and the reference applies them.
 // On a device that runs the Hopper tier, about half of the problems without split-K run on it
 // (GemmMultistage::run_on) and the rest on the Ampere tier; the summary counts both.
+// A quarter of the problems are unaligned: leading dimensions that are not multiples of 16
+// bytes (the matrix's extent plus 0..2 elements, odd where that would be a multiple of 8) and
+// every pointer one element past its allocation's start, run by a small table of its own
+// (narrow_configs(): one GemmMultistage with the narrow kernel per layout pair, since the
+// dispatch table is compiled without it) on the Ampere tier's narrow kernel.
 
 #include <cublas_v2.h>
 #include <gtest/gtest.h>
@@ -41,6 +46,44 @@ namespace {
 using tptest::DType;
 using tptest::ErasedArgs;
 using tptest::GemmConfig;
+
+// The unaligned problems' GEMMs: GemmMultistage with its narrow kernel (AnyAlignment, the
+// default), one per layout pair with the input and output types and stage counts varied. The
+// 128 x 128 x 32 tile has no Hopper tier, which these arguments could not take anyway.
+template <class AB, class D, Layout LA, Layout LB, int Stages>
+using NarrowGemm = tilepipe::GemmMultistage<AB, D, LA, LB, Stages, tilepipe::Identity,
+                                            tilepipe::TileConfig<128, 128, 32, 64, 64>>;
+
+template <class AB, class D, Layout LA, Layout LB, int Stages>
+tilepipe::Status run_narrow(const ErasedArgs& e, cudaStream_t stream) {
+  using Gemm = NarrowGemm<AB, D, LA, LB, Stages>;
+  return Gemm::run(tptest::typed_args<Gemm, AB, D>(e), stream);
+}
+template <class AB, class D, Layout LA, Layout LB, int Stages>
+std::size_t workspace_narrow(const ErasedArgs& e) {
+  using Gemm = NarrowGemm<AB, D, LA, LB, Stages>;
+  return Gemm::workspace_size(tptest::typed_args<Gemm, AB, D>(e));
+}
+template <class AB, class D, Layout LA, Layout LB, int Stages>
+tilepipe::GemmTier tier_narrow(const ErasedArgs& e) {
+  using Gemm = NarrowGemm<AB, D, LA, LB, Stages>;
+  return Gemm::tier(tptest::typed_args<Gemm, AB, D>(e));
+}
+template <class AB, class D, Layout LA, Layout LB, int Stages>
+GemmConfig narrow_config() {
+  return {tptest::dtype_of<AB>(), tptest::dtype_of<D>(), LA, LB, Stages, false, false,
+          &run_narrow<AB, D, LA, LB, Stages>, &workspace_narrow<AB, D, LA, LB, Stages>,
+          &tier_narrow<AB, D, LA, LB, Stages>};
+}
+const std::vector<GemmConfig>& narrow_configs() {
+  static const std::vector<GemmConfig> configs = {
+      narrow_config<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 4>(),
+      narrow_config<__nv_bfloat16, float, Layout::kColumnMajor, Layout::kRowMajor, 3>(),
+      narrow_config<__half, float, Layout::kRowMajor, Layout::kRowMajor, 2>(),
+      narrow_config<__nv_bfloat16, __nv_bfloat16, Layout::kColumnMajor, Layout::kColumnMajor, 5>(),
+  };
+  return configs;
+}
 
 // Whether the current device runs the Hopper tier (an sm_90 GPU, and this program's sm_90a code).
 bool hopper_tier_available() {
@@ -74,10 +117,16 @@ struct Problem {
   std::uint64_t data_seed;
   int split_k;  // 1 unless the configuration has split-K
   bool hopper;  // run on the Hopper tier (where the device has it; split-K runs on the Ampere tier)
+  int narrow;   // -1, or the unaligned problem's configuration in narrow_configs() (then `config`
+                // is not used, split_k is 1 and the problem runs on the Ampere tier)
+
+  const GemmConfig& gemm() const {
+    return narrow >= 0 ? narrow_configs()[narrow] : tptest::all_configs()[config];
+  }
 
   std::string describe() const {
     std::ostringstream s;
-    s << tptest::all_configs()[config].name() << ", " << m << "x" << n << "x" << k << ", batch "
+s << gemm().name() << (narrow >= 0 ? " (narrow)" : "") << ", " << m << "x" << n << "x" << k << ", batch "
       << batch << (broadcast_b ? " (B broadcast)" : "") << ", C/D "
       << (layout_cd == Layout::kRowMajor ? "row" : "col") << ", pads " << pad_a << "/" << pad_b
       << "/" << pad_c << "/" << pad_d << ", alpha " << alpha << ", beta " << beta;
@@ -126,6 +175,13 @@ Problem draw_problem(std::uint64_t seed, std::uint64_t index) {
   // Each tier gets about half of the problems it can run (the Hopper tier: those without split-K,
   // on a device that runs sm_90a code).
   p.hopper = pick(2) == 0 && p.split_k == 1 && hopper_tier_available();
+  // Drawn after everything else, for the same reason: a quarter of the problems are unaligned.
+  p.narrow = -1;
+  if (pick(4) == 0) {
+    p.narrow = pick(static_cast<int>(narrow_configs().size()));
+    p.split_k = 1;
+    p.hopper = false;
+  }
   return p;
 }
 
@@ -133,6 +189,7 @@ struct Stats {
   long long problems = 0, cpu_refs = 0, cublas_refs = 0, elements = 0, guard_elements = 0;
   long long hopper_problems = 0;   // run on the Hopper tier (the rest on the Ampere tier)
   long long split_k_problems = 0;  // run with more than one K slice
+  long long narrow_problems = 0;   // unaligned, run on a narrow kernel
   double worst_ratio = 0;  // largest |error| / bound seen
 };
 
@@ -166,21 +223,27 @@ bool workspace_guards_intact(const tptest::DeviceBuffer<unsigned char>& ws) {
 
 // Runs problem p and checks it; returns "" on success or a description of what went wrong.
 std::string check_problem(const Problem& p, cublasHandle_t handle, Stats& stats) {
-  const GemmConfig& cfg = tptest::all_configs()[p.config];
+  const GemmConfig& cfg = p.gemm();
   const std::size_t ab_size = tptest::size_of(cfg.ab), d_size = tptest::size_of(cfg.d);
   const int m = p.m, n = p.n, k = p.k, batch = p.batch;
-  const std::int64_t lda = (cfg.la == Layout::kRowMajor ? round_up(k, 8) : round_up(m, 8)) + p.pad_a;
-  const std::int64_t ldb = (cfg.lb == Layout::kRowMajor ? round_up(n, 8) : round_up(k, 8)) + p.pad_b;
+  // Aligned problems: leading dimensions and batch strides are multiples of 8 elements, pads of 0,
+  // 8 or 16. Unaligned ones: not multiples of 8 (the extent plus 0..2, or one more), and every
+  // matrix starts `off` = 1 element into its buffer.
+  const std::int64_t off = p.narrow >= 0 ? 1 : 0;
+  auto fit = [&](std::int64_t x) { return off ? (x % 8 == 0 ? x + 1 : x) : round_up(x, 8); };
+  auto ld_of = [&](std::int64_t inner, int pad) { return off ? fit(inner + pad / 8) : fit(inner) + pad; };
+  const std::int64_t lda = ld_of(cfg.la == Layout::kRowMajor ? k : m, p.pad_a);
+  const std::int64_t ldb = ld_of(cfg.lb == Layout::kRowMajor ? n : k, p.pad_b);
   const std::int64_t inner_cd = p.layout_cd == Layout::kRowMajor ? n : m;
-  const std::int64_t ldc = round_up(inner_cd, 8) + p.pad_c, ldd = round_up(inner_cd, 8) + p.pad_d;
-  const std::int64_t sa = round_up(span_of(cfg.la, lda, m, k), 8);
-  const std::int64_t sb = p.broadcast_b ? 0 : round_up(span_of(cfg.lb, ldb, k, n), 8);
-  const std::int64_t sc = round_up(span_of(p.layout_cd, ldc, m, n), 8);
-  const std::int64_t sd = round_up(span_of(p.layout_cd, ldd, m, n), 8) + 8;
-  const std::int64_t na = sa * (batch - 1) + span_of(cfg.la, lda, m, k);
-  const std::int64_t nb = sb * (batch - 1) + span_of(cfg.lb, ldb, k, n);
-  const std::int64_t nc = sc * (batch - 1) + span_of(p.layout_cd, ldc, m, n);
-  const std::int64_t nd = sd * (batch - 1) + span_of(p.layout_cd, ldd, m, n) + 2 * kGuard;
+  const std::int64_t ldc = ld_of(inner_cd, p.pad_c), ldd = ld_of(inner_cd, p.pad_d);
+  const std::int64_t sa = fit(span_of(cfg.la, lda, m, k));
+  const std::int64_t sb = p.broadcast_b ? 0 : fit(span_of(cfg.lb, ldb, k, n));
+  const std::int64_t sc = fit(span_of(p.layout_cd, ldc, m, n));
+  const std::int64_t sd = fit(span_of(p.layout_cd, ldd, m, n)) + 8;
+  const std::int64_t na = off + sa * (batch - 1) + span_of(cfg.la, lda, m, k);
+  const std::int64_t nb = off + sb * (batch - 1) + span_of(cfg.lb, ldb, k, n);
+  const std::int64_t nc = off + sc * (batch - 1) + span_of(p.layout_cd, ldc, m, n);
+  const std::int64_t nd = off + sd * (batch - 1) + span_of(p.layout_cd, ldd, m, n) + 2 * kGuard;
 
   auto cuda_fail = [](const char* what, cudaError_t e) {
     return std::string(what) + ": " + cudaGetErrorString(e);
@@ -197,8 +260,8 @@ std::string check_problem(const Problem& p, cublasHandle_t handle, Stats& stats)
 
   ErasedArgs args;
   args.m = m; args.n = n; args.k = k;
-  args.a = a.get(); args.b = b.get(); args.c = c.get();
-  args.d = d.get() + kGuard * d_size;
+  args.a = a.get() + off * ab_size; args.b = b.get() + off * ab_size; args.c = c.get() + off * d_size;
+  args.d = d.get() + (kGuard + off) * d_size;
   args.lda = lda; args.ldb = ldb; args.ldc = ldc; args.ldd = ldd;
   args.alpha = p.alpha; args.beta = p.beta; args.layout_cd = p.layout_cd;
   args.batch_count = batch;
@@ -227,6 +290,7 @@ std::string check_problem(const Problem& p, cublasHandle_t handle, Stats& stats)
   if (e != cudaSuccess) return cuda_fail("kernel", e);
   if (args.workspace_bytes > 0) ++stats.split_k_problems;
   if (p.hopper) ++stats.hopper_problems;
+  if (p.narrow >= 0) ++stats.narrow_problems;
   if (!workspace_guards_intact(*workspace)) return "the split-K workspace's guard bands were written";
 
   // Reference alpha * A * B and the magnitude |alpha| * |A| * |B| (for the bound), column-major
@@ -245,8 +309,8 @@ std::string check_problem(const Problem& p, cublasHandle_t handle, Stats& stats)
         for (int i = 0; i < m; ++i) {
           double acc = 0, mg = 0;
           for (int kk = 0; kk < k; ++kk) {
-            const double x = tptest::load_as_double(cfg.ab, ha.data(), bt * sa + offset_of(cfg.la, lda, i, kk));
-            const double y = tptest::load_as_double(cfg.ab, hb.data(), bt * sb + offset_of(cfg.lb, ldb, kk, j));
+            const double x = tptest::load_as_double(cfg.ab, ha.data(), off + bt * sa + offset_of(cfg.la, lda, i, kk));
+            const double y = tptest::load_as_double(cfg.ab, hb.data(), off + bt * sb + offset_of(cfg.lb, ldb, kk, j));
             acc += x * y;
             mg += std::fabs(x * y);
           }
@@ -268,8 +332,9 @@ std::string check_problem(const Problem& p, cublasHandle_t handle, Stats& stats)
     if ((e = cudaMemset(r32.get(), 0, r32.bytes())) != cudaSuccess || (e = cudaMemset(m32.get(), 0, m32.bytes())) != cudaSuccess)
       return cuda_fail("memset", e);
     std::vector<std::uint16_t> bits(std::max(na, nb) + kSlack, 0);
-    for (auto [src, copy, abs_copy, cnt] : {std::tuple{a.get(), ref_a.get(), abs_a.get(), na},
-                                            std::tuple{b.get(), ref_b.get(), abs_b.get(), nb}}) {
+    // (From each matrix's first element: cuBLAS gets copies that start there.)
+    for (auto [src, copy, abs_copy, cnt] : {std::tuple{a.get() + off * 2, ref_a.get(), abs_a.get(), na - off},
+                                            std::tuple{b.get() + off * 2, ref_b.get(), abs_b.get(), nb - off}}) {
       std::fill(bits.begin(), bits.end(), std::uint16_t{0});
       if ((e = cudaMemcpy(bits.data(), src, cnt * 2, cudaMemcpyDeviceToHost)) != cudaSuccess) return cuda_fail("download", e);
       if ((e = cudaMemcpy(copy, bits.data(), (cnt + kSlack) * 2, cudaMemcpyHostToDevice)) != cudaSuccess) return cuda_fail("upload", e);
@@ -317,7 +382,7 @@ std::string check_problem(const Problem& p, cublasHandle_t handle, Stats& stats)
         double want = ref[r_at];
         double bound = gamma * mag[r_at];
         if (p.beta != 0.0f) {
-          const double cv = double(p.beta) * tptest::load_as_double(cfg.d, hc.data(), bt * sc + offset_of(p.layout_cd, ldc, i, j));
+          const double cv = double(p.beta) * tptest::load_as_double(cfg.d, hc.data(), off + bt * sc + offset_of(p.layout_cd, ldc, i, j));
           want += cv;
           bound += std::fabs(cv) * std::ldexp(1.0, -23);
         }
@@ -329,7 +394,7 @@ std::string check_problem(const Problem& p, cublasHandle_t handle, Stats& stats)
           want = std::max(0.0, sv + double(bias[j]));
         }
         bound += 2 * u * std::fabs(want) + 2 * u_sub;
-        const std::int64_t d_at = kGuard + bt * sd + offset_of(p.layout_cd, ldd, i, j);
+        const std::int64_t d_at = kGuard + off + bt * sd + offset_of(p.layout_cd, ldd, i, j);
         in_d[d_at] = 1;
         const double got = tptest::load_as_double(cfg.d, hd.data(), d_at);
         const double err = std::fabs(got - want);
@@ -382,11 +447,11 @@ TEST(GemmRandom, Differential) {
   cublasDestroy(handle);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("[fuzz] %lld problems (%lld on the Hopper tier, %lld on the Ampere tier; %lld vs CPU "
-              "double, %lld vs cuBLAS, %lld with split-K), %lld "
+              "double, %lld vs cuBLAS, %lld with split-K, %lld unaligned), %lld "
               "elements and %lld guard elements checked, %lld failures, worst |error|/bound %.3g, "
               "%.1f s, seed %llu\n",
               stats.problems, stats.hopper_problems, stats.problems - stats.hopper_problems,
-              stats.cpu_refs, stats.cublas_refs, stats.split_k_problems, stats.elements,
+              stats.cpu_refs, stats.cublas_refs, stats.split_k_problems, stats.narrow_problems, stats.elements,
               stats.guard_elements, failures, stats.worst_ratio, secs, static_cast<unsigned long long>(seed));
   EXPECT_EQ(failures, 0) << "seed " << seed;
   if (!only) EXPECT_EQ(stats.problems, static_cast<long long>(count));

@@ -63,8 +63,9 @@ TILEPIPE_DEVICE void store_output_vector(float (&x)[kOutputVector<ElementD>], El
   *reinterpret_cast<uint4*>(dst) = out;
 }
 
-//! The same for the first `count` (< one vector) elements at the end of a line, one by one:
-//! neither C nor D is touched past them.
+//! The same for the first `count` (at most one vector) elements, one by one, with no alignment
+//! beyond the element's: the end of a line, or a D that is not 16-byte aligned. Neither C nor D
+//! is touched past them.
 template <class ElementD, bool kRowMajor, bool kBeta, class Op>
 TILEPIPE_DEVICE void store_output_elements(const float* x, int count, ElementD* dst,
                                            const ElementD* c, float beta, const Op& op, int row,

@@ -30,6 +30,9 @@ namespace tilepipe {
 //!                         mainloop's ring, which it overlaps); 0: the least it needs
 //! \tparam OutputOp        what happens to each `alpha * acc + beta * C` before the conversion
 //!                         (output_ops.cuh); `Identity` by default
+//! \tparam AnyAlignment    false: C, D and their leading dimensions are 16-byte aligned, and
+//!                         lines go out as 16-byte vectors; true: they need only be aligned to
+//!                         the element, and every element of C and D is read and written alone
 //!
 //! C and D share a layout (row- or column-major, chosen at run time) but may have different
 //! leading dimensions. C is read only when `beta != 0`, so with `beta == 0` it may be null or
@@ -39,7 +42,8 @@ namespace tilepipe {
 //! shared memory (the warps of that slab write, then a barrier), and all threads store it. The
 //! slab is as tall as `SmemBudgetBytes` allows, so the whole tile goes in one pass when the
 //! budget holds it and in one pass per warp row at the least.
-template <class ElementD, class Policy, std::size_t SmemBudgetBytes = 0, class OutputOp = Identity>
+template <class ElementD, class Policy, std::size_t SmemBudgetBytes = 0, class OutputOp = Identity,
+          bool AnyAlignment = false>
 class StagedEpilogue {
   static_assert(is_supported_element_v<ElementD>,
                 "StagedEpilogue: D must be float, __half or __nv_bfloat16 (a type "
@@ -170,7 +174,8 @@ class StagedEpilogue {
 
     // Whole slab inside D, and every thread stores the same number of vectors at a fixed offset
     // in its line: unrolled, unchecked, with pointers advanced by a fixed number of lines.
-    constexpr bool kRegular = kThreads % kVectorsPerLine == 0 && kVectors % kThreads == 0;
+    constexpr bool kRegular =
+        !AnyAlignment && kThreads % kVectorsPerLine == 0 && kVectors % kThreads == 0;
     if constexpr (kRegular) {
       if (inner_limit >= kInner && line_limit >= kLines) {
         constexpr int kLinesPerStep = kThreads / kVectorsPerLine;
@@ -193,7 +198,8 @@ class StagedEpilogue {
         return;
       }
     }
-    // Edge slabs (and shapes without a regular assignment): every vector is checked.
+    // Edge slabs (and shapes without a regular assignment, and the AnyAlignment epilogue): every
+    // vector is checked.
     for (int v = thread_; v < kVectors; v += kThreads) {
       const int line = v / kVectorsPerLine;
       const int inner = v % kVectorsPerLine * kVector;
@@ -203,11 +209,14 @@ class StagedEpilogue {
       const ElementD* c = kBeta ? p.c + first_c + line * p.ldc + inner : nullptr;
       const int row = row_of<kRowMajor>(slab_m0, block_n0, line, inner);
       const int col = col_of<kRowMajor>(slab_m0, block_n0, line, inner);
-      if (inner + kVector <= inner_limit) {
+      if (!AnyAlignment && inner + kVector <= inner_limit) {
         store_vector<kRowMajor, kBeta>(src, dst, c, p, row, col);
       } else {
-        detail::store_output_elements<ElementD, kRowMajor, kBeta>(src, inner_limit - inner, dst, c,
-                                                                   p.beta, p.op, row, col);
+        // The rest of the line, or (AnyAlignment) a whole vector's elements where it fits.
+        const int left = inner_limit - inner;
+        const int count = AnyAlignment && left > kVector ? kVector : left;
+        detail::store_output_elements<ElementD, kRowMajor, kBeta>(src, count, dst, c, p.beta, p.op,
+                                                                   row, col);
       }
     }
   }

@@ -112,7 +112,7 @@ class WarpgroupEpilogue {
     // that end is not 16-byte aligned would write past it, so such a tile is stored directly.
     // Column-major D and beta != 0 are written directly too: each would need a second unrolled
     // staging path, which doubled the kernels' compile time, and reading C inside the staging
-    // loop (a uniform check per element) cost 10-15% of the whole GEMM at 4096^3 (entry 17).
+    // loop (a uniform check per element) cost 10-15% of the whole GEMM at 4096^3 (entry 19).
     const bool row_major = o.layout == Layout::kRowMajor;
     if (!row_major || c != nullptr || (n0 + kN > o.n && (o.n * kBytes) % 16 != 0)) {
       ElementD* d = o.d + batch * p.batch_stride_d;

@@ -21,8 +21,13 @@ namespace tilepipe {
 //! (row-major) or columns (column-major). Batch strides are the distances between consecutive
 //! problems (0 broadcasts an input).
 //!
-//! Alignment: every pointer, leading dimension and batch stride of A, B, C and D must be a
-//! multiple of 16 bytes (8 f16/bf16 elements, 4 f32), because tiles move as 16-byte vectors.
+//! Alignment: GemmMultistage (with its default `AnyAlignment = true`) and GemmAuto take any
+//! leading dimension and batch stride, and pointers aligned to their element. Where every pointer,
+//! leading dimension and batch stride of A, B, C and D is a multiple of 16 bytes (8 f16/bf16
+//! elements, 4 f32) they run their 16-byte kernels; otherwise a narrow kernel that copies each
+//! operand as widely as its alignment allows (8, 4 or 2 bytes) and stores C and D element by
+//! element, without split-K. A GemmMultistage with `AnyAlignment = false`, and the Hopper tier,
+//! require the 16-byte alignment.
 //!
 //! Split-K (a GemmMultistage with `SplitK = true`): with `split_k > 1`, K is cut into up to
 //! `split_k` slices of whole k-tiles (`GemmMultistage::split_k_slices` says how many; none is
@@ -53,6 +58,17 @@ struct GemmArguments {
 
 namespace detail {
 
+//! The widest copy, 16, 8, 4 or 2 bytes but no narrower than a `T`, whose alignment a matrix's
+//! pointer, leading dimension and (with more than one batch) batch stride all keep.
+template <class T>
+int copy_bytes_of(const T* p, std::int64_t ld, std::int64_t batch_stride, int batches) {
+  std::uint64_t bits = reinterpret_cast<std::uintptr_t>(p) | static_cast<std::uint64_t>(ld) * sizeof(T);
+  if (batches > 1) bits |= static_cast<std::uint64_t>(batch_stride) * sizeof(T);
+  int bytes = 16;
+  while (bytes > static_cast<int>(sizeof(T)) && bits % bytes != 0) bytes /= 2;
+  return bytes;
+}
+
 inline std::string describe(const char* name, std::int64_t value) {
   return std::string(name) + " = " + std::to_string(value);
 }
@@ -66,9 +82,11 @@ struct GemmArgumentChecks {
   //! more than 2^31 elements but no extent may come within a few tiles of 2^31.
   static constexpr int kMaxExtent = 0x7FFFFFFF - 4096;
 
+  //! `any_alignment`: pointers need only be aligned to their element (a GEMM with a narrow
+  //! kernel); otherwise pointers, leading dimensions and batch strides to 16 bytes.
   template <class Args>
   static Status check(const Args& a, int tile_m, int tile_n, const SplitKSlices& slices,
-                      std::size_t workspace_needed, bool split_k_compiled) {
+                      std::size_t workspace_needed, bool split_k_compiled, bool any_alignment) {
     if (a.m < 0) return invalid(describe("m", a.m) + " is negative");
     if (a.n < 0) return invalid(describe("n", a.n) + " is negative");
     if (a.k < 0) return invalid(describe("k", a.k) + " is negative");
@@ -93,12 +111,13 @@ struct GemmArgumentChecks {
     const bool reads_c = a.beta != 0.0f;
     // With K == 0, A and B are never read (D = op(beta * C)): their arguments don't matter.
     Status s;
-    if (reads_ab) s = check_matrix("A", a.a, "lda", a.lda, LayoutA, a.m, a.k);
-    if (s && reads_ab) s = check_matrix("B", a.b, "ldb", a.ldb, LayoutB, a.k, a.n);
-    if (s) s = check_matrix("D", a.d, "ldd", a.ldd, a.layout_cd, a.m, a.n);
-    if (s && reads_c) s = check_matrix("C", a.c, "ldc", a.ldc, a.layout_cd, a.m, a.n);
+    const bool any = any_alignment;
+    if (reads_ab) s = check_matrix("A", a.a, "lda", a.lda, LayoutA, a.m, a.k, any);
+    if (s && reads_ab) s = check_matrix("B", a.b, "ldb", a.ldb, LayoutB, a.k, a.n, any);
+    if (s) s = check_matrix("D", a.d, "ldd", a.ldd, a.layout_cd, a.m, a.n, any);
+    if (s && reads_c) s = check_matrix("C", a.c, "ldc", a.ldc, a.layout_cd, a.m, a.n, any);
     if (s) s = check_output_op(a.output_op, a.m, a.n);
-    if (s) s = check_batches(a, reads_ab, reads_c);
+    if (s) s = check_batches(a, reads_ab, reads_c, any);
     if (s) s = check_aliasing(a, reads_ab, reads_c);
     if (s) s = check_split_k(a, slices, workspace_needed, split_k_compiled, reads_ab, reads_c);
     return s;
@@ -116,27 +135,33 @@ struct GemmArgumentChecks {
   // One matrix: pointer, alignment, leading dimension; `name` is its name.
   template <class T>
   static Status check_matrix(const char* name, const T* ptr, const char* ld_name, std::int64_t ld,
-                             Layout l, int rows, int cols) {
+                             Layout l, int rows, int cols, bool any_alignment) {
     constexpr std::int64_t kAlignElems = 16 / sizeof(T);
     const std::string where = std::string(name) + " (" + std::to_string(rows) + " x " +
                               std::to_string(cols) + ", " +
                               (l == Layout::kRowMajor ? "row-major" : "column-major") + ")";
     if (ptr == nullptr) return invalid(std::string(name) + " is a null pointer");
-    if (reinterpret_cast<std::uintptr_t>(ptr) % 16 != 0)
-      return invalid(std::string(name) + " is not 16-byte aligned");
+    if (reinterpret_cast<std::uintptr_t>(ptr) % sizeof(T) != 0)
+      return invalid(std::string(name) + " is not aligned to its element size (" +
+                     std::to_string(sizeof(T)) + " bytes)");
+    if (!any_alignment && reinterpret_cast<std::uintptr_t>(ptr) % 16 != 0)
+      return invalid(std::string(name) + " is not 16-byte aligned (this GEMM needs 16-byte "
+                                         "alignment)");
     const std::int64_t min_ld = inner(l, rows, cols);
     if (ld < (min_ld > 1 ? min_ld : 1))
       return invalid(describe(ld_name, ld) + " is smaller than the " +
                      (l == Layout::kRowMajor ? "row length" : "column length") + " of " + where);
-    if (ld % kAlignElems != 0)
+    if (!any_alignment && ld % kAlignElems != 0)
       return invalid(describe(ld_name, ld) + " is not a multiple of 16 bytes (" +
-                     std::to_string(kAlignElems) + " elements) for " + where);
+                     std::to_string(kAlignElems) + " elements) for " + where +
+                     " (this GEMM needs 16-byte alignment)");
     return Status::success();
   }
 
-  // Batch strides keep every problem's first element 16-byte aligned, and D's problems apart.
+  // Batch strides keep every problem's first element 16-byte aligned (unless `any_alignment`),
+  // and D's problems apart.
   template <class Args>
-  static Status check_batches(const Args& a, bool reads_ab, bool reads_c) {
+  static Status check_batches(const Args& a, bool reads_ab, bool reads_c, bool any_alignment) {
     if (a.batch_count <= 1) return Status::success();
     using AB = std::remove_cv_t<std::remove_pointer_t<decltype(a.a)>>;
     using D = std::remove_pointer_t<decltype(a.d)>;
@@ -149,9 +174,9 @@ struct GemmArgumentChecks {
     for (const Stride& st : strides) {
       if (!st.used) continue;
       if (st.value < 0) return invalid(describe(st.name, st.value) + " is negative");
-      if (st.value % st.align != 0)
+      if (!any_alignment && st.value % st.align != 0)
         return invalid(describe(st.name, st.value) + " is not a multiple of 16 bytes (" +
-                       std::to_string(st.align) + " elements)");
+                       std::to_string(st.align) + " elements; this GEMM needs 16-byte alignment)");
     }
     // Each batch's D spans (outer - 1) * ldd + inner elements.
     const std::int64_t span =

@@ -15,7 +15,7 @@
 //!    kMinLargeWaveEfficiency) and the Medium tile fills a wave: then Medium. That exception
 //!    is the Ampere tier's only: where Large runs on the Hopper tier (below), its kernel is
 //!    persistent and its clusters share B, and it stays ahead of Medium on such problems
-//!    (1024 x 14336 x 4096 on an H100: 0.76 x cuBLAS against Medium's 0.58; entry 18).
+//!    (1024 x 14336 x 4096 on an H100: 0.76 x cuBLAS against Medium's 0.58; entry 20).
 //! 2. **Medium** (128 x 128 x 32, four 64 x 64 warp tiles, 4 stages) if
 //!    tiles(Medium) >= kMinMediumWaveFraction * S and M fills the tile's 128 rows.
 //! 3. Otherwise **Small** (64 x 64 x 64, four 32 x 32 warp tiles, 3 stages: several resident
@@ -30,6 +30,11 @@
 //! Ampere tile, where GemmSm90 takes the arguments (`tier(args)` says which ran); Medium and
 //! Small stay on the Ampere tier, whose smaller tiles fill the SMs where 128 x 256 tiles would
 //! not.
+//!
+//! Arguments that are not 16-byte aligned (`GemmMultistage::vector_aligned`) run the Medium
+//! configuration's narrow kernel, without split-K, whatever the rule says: only Medium is compiled
+//! with one, so that GemmAuto adds one kernel, not three, for them. `GemmAuto<..., AnyAlignment =
+//! false>` compiles none and refuses such arguments.
 //!
 //! The rule is nearly monotone: a problem with more output tiles never gets the Small tile once
 //! it had a larger one, nor a larger split factor, and a longer K never gets a smaller split
@@ -58,9 +63,9 @@ using GemmAutoSmallPolicy = GemmPolicy<64, 64, 64, 32, 32, 3>;     //!< 64 x 64 
 namespace detail {
 //! The GemmMultistage of a GemmAuto candidate policy: its tile, its stages.
 template <class ElementAB, class ElementD, Layout LayoutA, Layout LayoutB, class OutputOp,
-          class Policy, bool SplitK = false>
+          class Policy, bool SplitK = false, bool AnyAlignment = false>
 using GemmOfPolicy = GemmMultistage<ElementAB, ElementD, LayoutA, LayoutB, Policy::kStages,
-                                    OutputOp, typename Policy::Config, SplitK>;
+                                    OutputOp, typename Policy::Config, SplitK, AnyAlignment>;
 }  // namespace detail
 
 //! Which of GemmAuto's tile configurations runs a problem, and with how many K slices.
@@ -106,7 +111,7 @@ struct GemmAutoHeuristic {
   static constexpr double kMinWaveFraction = 0.9;
   //! The Medium tile's own threshold, lower: 128 x 14336 x 4096 is 112 Medium tiles (0.85 of an
   //! H100's 132 SMs) and ran at 0.81 x cuBLAS with Medium against 0.59-0.74 with the Small tile
-  //! at any split (entry 18). Medium also needs M >= 128: with fewer rows most of its MMAs are
+  //! at any split (entry 20). Medium also needs M >= 128: with fewer rows most of its MMAs are
   //! wasted (16 and 64 x 14336 x 4096 ran at 0.48 and 0.53 with Medium, 0.80 and 0.94 with Small).
   static constexpr double kMinMediumWaveFraction = 0.8;
   //! The Large tile is used only if its waves are at least this full on average (tiles / SMs
@@ -177,6 +182,8 @@ struct GemmAutoHeuristic {
 //! \tparam LayoutA    layout of A (M x K)
 //! \tparam LayoutB    layout of B (K x N)
 //! \tparam OutputOp   the output operator (output_ops.cuh), as for GemmMultistage
+//! \tparam AnyAlignment  compile Medium's narrow kernel in, for arguments that are not 16-byte
+//!                    aligned (as GemmMultistage's `AnyAlignment`)
 //!
 //! The arguments are GemmMultistage's; `args.split_k` is ignored (the heuristic sets it), and
 //! `args.workspace` / `args.workspace_bytes` must hold `workspace_size(args)` bytes, which is 0
@@ -192,14 +199,16 @@ struct GemmAutoHeuristic {
 //! args.workspace = ws; args.workspace_bytes = bytes;
 //! tilepipe::Status s = Gemm::run(args, stream);
 //! \endcode
-template <class ElementAB, class ElementD, Layout LayoutA, Layout LayoutB, class OutputOp = Identity>
+template <class ElementAB, class ElementD, Layout LayoutA, Layout LayoutB, class OutputOp = Identity,
+          bool AnyAlignment = true>
 class GemmAuto {
  public:
   using Arguments = GemmArguments<ElementAB, ElementD, OutputOp>;
   using Config = GemmAutoConfig;
   using Heuristic = GemmAutoHeuristic;
   using Large = detail::GemmOfPolicy<ElementAB, ElementD, LayoutA, LayoutB, OutputOp, GemmAutoLargePolicy>;
-  using Medium = detail::GemmOfPolicy<ElementAB, ElementD, LayoutA, LayoutB, OutputOp, GemmAutoMediumPolicy>;
+  using Medium = detail::GemmOfPolicy<ElementAB, ElementD, LayoutA, LayoutB, OutputOp, GemmAutoMediumPolicy,
+                                      /*SplitK=*/false, AnyAlignment>;
   using Small = detail::GemmOfPolicy<ElementAB, ElementD, LayoutA, LayoutB, OutputOp, GemmAutoSmallPolicy,
                                      /*SplitK=*/true>;
   //! What the Large configuration runs on a device that runs the Hopper tier.
@@ -218,8 +227,10 @@ class GemmAuto {
   }
 
   //! The configuration `run` uses for `args` on a GPU with `sm_count` SMs where the Large
-  //! configuration runs on tier `large_tier` (no device needed).
+  //! configuration runs on tier `large_tier` (no device needed): the heuristic's, or Medium for
+  //! arguments that are not 16-byte aligned.
   static Config select(const Arguments& args, int sm_count, GemmTier large_tier) {
+    if (AnyAlignment && !Medium::vector_aligned(args)) return Config{Config::Tile::kMedium, 1};
     return Heuristic::select(args.m, args.n, args.k, args.batch_count, sm_count, large_tier);
   }
   //! The same, with the Large configuration's tier on the current device for `args`.

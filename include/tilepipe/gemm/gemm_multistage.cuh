@@ -50,6 +50,8 @@ inline const char* to_string(GemmTier t) { return t == GemmTier::kHopper ? "hopp
 //!                     `DefaultTileConfig<4>::WithMath<MathF16Accumulate>` for f16 accumulators;
 //!                     float A and B need `MathTF32`, e.g. `DefaultF32TileConfig<MathTF32>`
 //! \tparam SplitK      compile the split-K path in (see GemmMultistageSplitK)
+//! \tparam AnyAlignment  compile the narrow kernel in, for arguments that are not 16-byte aligned
+//!                     (see below); false refuses them and saves its compile time
 //!
 //! \code
 //! using Gemm = tilepipe::GemmMultistage<__half, __half, tilepipe::Layout::kRowMajor,
@@ -69,13 +71,25 @@ inline const char* to_string(GemmTier t) { return t == GemmTier::kHopper ? "hopp
 //! order with the output operator. With one effective slice (`split_k == 1`, the default) it
 //! launches exactly the kernel it always has, with either value of `SplitK`.
 //!
+//! **Alignment.** Arguments whose pointers, leading dimensions and batch strides (A, B, D, and C
+//! when `beta != 0`) are all multiples of 16 bytes run the 16-byte kernels (`vector_aligned`).
+//! With `AnyAlignment` (the default), any others whose pointers are aligned to their element run
+//! a second Ampere kernel, compiled once per instantiation: each operand is copied in the widest
+//! `cp.async` its alignment allows (16, 8 or 4 bytes, chosen at run time, uniform over the grid),
+//! or element by element at 2 bytes; every k-tile takes the per-chunk path, and C and D are read
+//! and written element by element. That kernel does not split K (`split_k` is then ignored, and
+//! `workspace_size` is 0). `AnyAlignment = false` compiles only the 16-byte kernels and refuses
+//! such arguments, naming the first misaligned one.
+//!
 //! **Tiers.** With the default `Tile` (whose math is `MathDefault`) and 2..6 stages, `run` takes the
 //! Hopper tier (`GemmSm90` with the same `Stages`) when the current device is an sm_90 GPU running
 //! this program's `sm_90a` code and the call does not split K; otherwise the Ampere tier. Any other
 //! math (f16 accumulation, tf32) always runs on the Ampere tier. `tier(args)` says which one a call
-//! takes. A program built for plain `90` (no `a`) runs the Ampere tier on Hopper GPUs.
+//! takes. A program built for plain `90` (no `a`) runs the Ampere tier on Hopper GPUs, and
+//! arguments that are not 16-byte aligned run the Ampere tier's narrow kernel (TMA needs 16 bytes).
 template <class ElementAB, class ElementD, Layout LayoutA, Layout LayoutB, int Stages = 4,
-          class OutputOp = Identity, class Tile = DefaultTileConfig<Stages>, bool SplitK = false>
+          class OutputOp = Identity, class Tile = DefaultTileConfig<Stages>, bool SplitK = false,
+          bool AnyAlignment = true>
 class GemmMultistage {
   static_assert(!detail::HasStages<Tile>::value,
                 "GemmMultistage: pass the tile as a TileConfig<TileM, TileN, TileK, WarpM, WarpN>; "
@@ -104,12 +118,20 @@ class GemmMultistage {
   using Raster = GroupedRaster<8>;
   using Kernel = GemmKernel<Mainloop, Epilogue, Raster>;
   using Params = typename Kernel::Params;
+  //! The narrow kernel (with `AnyAlignment`): the same tiles, copy widths chosen at run time.
+  using NarrowKernel =
+      GemmKernel<MultistageMainloop<ElementAB, LayoutA, LayoutB, Policy, /*AnyAlignment=*/true>,
+                 StagedEpilogue<ElementD, Policy, sizeof(typename Mainloop::SharedStorage), OutputOp,
+                                /*AnyAlignment=*/true>,
+                 Raster>;
   static constexpr int kThreads = Policy::kThreads;
   static constexpr int kStages = Stages;
   static constexpr Layout kLayoutA = LayoutA;
   static constexpr Layout kLayoutB = LayoutB;
   //! Whether `run` can split K (`args.split_k > 1`); without it such arguments are refused.
   static constexpr bool kSplitK = SplitK;
+  //! Whether `run` takes arguments that are not 16-byte aligned (the narrow kernel).
+  static constexpr bool kAnyAlignment = AnyAlignment;
   static constexpr std::size_t kSharedBytes = Kernel::kSharedBytes;
   static constexpr int kMaxExtent = detail::GemmArgumentChecks<LayoutA, LayoutB>::kMaxExtent;
   //! Whether this instantiation has a Hopper tier (the default tile with its MathDefault, 2..6
@@ -130,6 +152,17 @@ class GemmMultistage {
     return GemmTier::kAmpere;
   }
 
+  //! Whether every pointer, leading dimension and batch stride that `args` uses (A and B when
+  //! K > 0, C when beta != 0, D; batch strides when batch_count > 1) is a multiple of 16 bytes:
+  //! then `run` takes the 16-byte kernels, else the narrow one.
+  static bool vector_aligned(const Arguments& a) {
+    const int batches = a.batch_count;
+    return (a.k == 0 || (detail::copy_bytes_of(a.a, a.lda, a.batch_stride_a, batches) == 16 &&
+                         detail::copy_bytes_of(a.b, a.ldb, a.batch_stride_b, batches) == 16)) &&
+           (a.beta == 0.0f || detail::copy_bytes_of(a.c, a.ldc, a.batch_stride_c, batches) == 16) &&
+           detail::copy_bytes_of(a.d, a.ldd, a.batch_stride_d, batches) == 16;
+  }
+
   //! Checks `args` against everything the kernel relies on (`check_arguments`) and the current
   //! device. On failure the status's message names the offending argument.
   static Status can_implement(const Arguments& args) {
@@ -141,7 +174,8 @@ class GemmMultistage {
   //! The argument part of `can_implement`: queries no device, so it works without a GPU.
   static Status check_arguments(const Arguments& a) {
     return detail::GemmArgumentChecks<LayoutA, LayoutB>::check(
-        a, Policy::Tile::kM, Policy::Tile::kN, split_k_slices(a), workspace_size(a), SplitK);
+        a, Policy::Tile::kM, Policy::Tile::kN, split_k_slices(a), workspace_size(a), SplitK,
+        AnyAlignment);
   }
 
   //! The device part of `can_implement`, from the properties of device `device` (separate so
@@ -162,9 +196,11 @@ class GemmMultistage {
 
   //! The K slices that `args.split_k` gives for this configuration's k-tile depth: how many
   //! actually run (`min(split_k, k-tiles)`, so none is empty; 1 when K fits in one k-tile or is
-  //! 0) and where each begins. See `tilepipe::split_k_slices`.
+  //! 0) and where each begins. See `tilepipe::split_k_slices`. One for arguments that run the
+  //! narrow kernel (not `vector_aligned`), which does not split K.
   static SplitKSlices split_k_slices(const Arguments& args) {
-    return tilepipe::split_k_slices(args.k, args.split_k, Policy::Tile::kK);
+    const bool narrow = AnyAlignment && !vector_aligned(args);
+    return tilepipe::split_k_slices(args.k, narrow ? 1 : args.split_k, Policy::Tile::kK);
   }
 
   //! Bytes of workspace `run` needs for `args`: 0 unless split-K runs (more than one effective
@@ -231,6 +267,18 @@ class GemmMultistage {
     if constexpr (SplitK) {
       const SplitKSlices slices = split_k_slices(args);
       if (slices.count > 1) return run_split_k(args, slices, stream);
+    }
+    if constexpr (AnyAlignment) {
+      if (!vector_aligned(args)) {
+        using NarrowParams = typename NarrowKernel::Params;
+        NarrowParams p = kernel_params<NarrowParams>(args);
+        p.epilogue = {args.d, args.c, args.ldd, args.ldc, args.alpha, args.beta, args.layout_cd,
+                      args.m, args.n, args.output_op};
+        p.copy_bytes_a = detail::copy_bytes_of(args.a, args.lda, args.batch_stride_a, args.batch_count);
+        p.copy_bytes_b = detail::copy_bytes_of(args.b, args.ldb, args.batch_stride_b, args.batch_count);
+        return launch<NarrowKernel>(p, 1, args.batch_count, "the GemmMultistage narrow kernel launch",
+                                    stream);
+      }
     }
     Params p = kernel_params<Params>(args);
     p.epilogue = {args.d, args.c, args.ldd, args.ldc, args.alpha, args.beta, args.layout_cd,
@@ -342,8 +390,8 @@ class GemmMultistage {
 
 //! GemmMultistage with split-K compiled in (see GemmMultistage's `SplitK`).
 template <class ElementAB, class ElementD, Layout LayoutA, Layout LayoutB, int Stages = 4,
-          class OutputOp = Identity, class Tile = DefaultTileConfig<Stages>>
-using GemmMultistageSplitK =
-    GemmMultistage<ElementAB, ElementD, LayoutA, LayoutB, Stages, OutputOp, Tile, /*SplitK=*/true>;
+          class OutputOp = Identity, class Tile = DefaultTileConfig<Stages>, bool AnyAlignment = true>
+using GemmMultistageSplitK = GemmMultistage<ElementAB, ElementD, LayoutA, LayoutB, Stages, OutputOp,
+                                            Tile, /*SplitK=*/true, AnyAlignment>;
 
 }  // namespace tilepipe

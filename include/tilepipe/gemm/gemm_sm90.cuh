@@ -76,10 +76,13 @@ class GemmSm90 {
     return cudaGetDevice(&device) == cudaSuccess && hopper_tier_available(device);
   }
 
-  //! The device-free checks: GemmMultistage's, and no split-K.
+  //! The device-free checks: GemmMultistage's with 16-byte alignment (TMA's base addresses and
+  //! strides must be multiples of 16 bytes), and no split-K. GemmMultistage runs arguments it
+  //! refuses for alignment on its Ampere tier's narrow kernel.
   static Status check_arguments(const Arguments& a) {
     Status s = detail::GemmArgumentChecks<LayoutA, LayoutB>::check(
-        a, Config::kM, Config::kN, split_k_slices(a.k, 1, Config::kK), 0, false);
+        a, Config::kM, Config::kN, split_k_slices(a.k, 1, Config::kK), 0, false,
+        /*any_alignment=*/false);
     if (!s) return s;
     if (a.split_k > 1 && a.k > Config::kK)
       return Status::error(Status::Code::kInvalidArgument,

@@ -42,6 +42,7 @@ struct GemmKernel {
     SplitKSlices slices;          //!< with kSliceK: where each slice of K begins and ends
     std::int64_t slice_stride_d;  //!< with kSliceK: elements between the D of consecutive slices
     typename Epilogue::Params epilogue;  //!< D, C, alpha, beta, the output operator, m and n
+    int copy_bytes_a = 16, copy_bytes_b = 16;  //!< a narrow mainloop's copy widths (16, 8, 4, 2)
   };
 
   TILEPIPE_DEVICE void operator()(const Params& p, SharedStorage& storage) const {
@@ -65,7 +66,7 @@ struct GemmKernel {
     acc.clear();
     mainloop(acc, p.a + batch * p.batch_stride_a + a_k0, p.lda,
              p.b + batch * p.batch_stride_b + b_k0, p.ldb, p.epilogue.m, p.epilogue.n, k_len,
-             block_m0, block_n0);
+             block_m0, block_n0, p.copy_bytes_a, p.copy_bytes_b);
 
     // The mainloop has drained its ring, so the epilogue may reuse the same shared memory.
     typename Epilogue::Params ep = p.epilogue;

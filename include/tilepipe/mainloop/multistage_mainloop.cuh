@@ -25,6 +25,10 @@ namespace tilepipe {
 //! \tparam LayoutB  global layout of B (K x N)
 //! \tparam Policy   a `GemmPolicy` (tiles, stages and math: `Policy::Math` picks the fragment
 //!                  loader, the MMA and the accumulators: warp/warp_math.cuh)
+//! \tparam AnyAlignment  false: A, B and their leading dimensions are 16-byte aligned (16-byte
+//!                   copies only). true: the narrow mainloop, for operands aligned only to their
+//!                   element size: the copy width of each operand (16, 8, 4 or 2 bytes) is a
+//!                   run-time argument, and every k-tile takes the per-chunk path (`load_narrow`)
 //!
 //! All `Policy::kThreads` threads of the block call `operator()`. Rows of A and columns of B past
 //! the matrix, and k past K, arrive as zeros, so edge tiles need no special handling by the
@@ -40,7 +44,7 @@ namespace tilepipe {
 //! acc.clear();
 //! mainloop(acc, a, lda, b, ldb, m, n, k, block_m0, block_n0);
 //! \endcode
-template <class ElementT, Layout LayoutA, Layout LayoutB, class Policy>
+template <class ElementT, Layout LayoutA, Layout LayoutB, class Policy, bool AnyAlignment = false>
 class MultistageMainloop {
   static_assert(detail::HasStages<Policy>::value,
                 "MultistageMainloop: Policy must be a GemmPolicy (a tile with a stage count), e.g. "
@@ -54,6 +58,7 @@ class MultistageMainloop {
   using Warp = typename Policy::Warp;
   static constexpr int kStages = Policy::kStages;
   static constexpr int kThreads = Policy::kThreads;
+  static constexpr bool kAnyAlignment = AnyAlignment;
   static constexpr SmemOrder kOrderA = smem_order_of(Operand::kA, LayoutA);
   static constexpr SmemOrder kOrderB = smem_order_of(Operand::kB, LayoutB);
 
@@ -88,11 +93,15 @@ class MultistageMainloop {
   //! acc += A(block_m0 .., 0 .. k) * B(0 .. k, block_n0 ..). `a` and `b` point to the first
   //! element of A and B, in `LayoutA` / `LayoutB` with leading dimensions `lda` / `ldb`.
   //! Requirements (debug builds check them): `a`, `b` and the leading dimensions in bytes are
-  //! multiples of 16, because tiles move as 16-byte vectors.
+  //! multiples of 16, because tiles move as 16-byte vectors; with `AnyAlignment`, multiples of
+  //! `copy_bytes_a` / `copy_bytes_b` instead (16, 8, 4, or 2 for 16-bit elements), which the
+  //! other mainloop ignores.
   TILEPIPE_DEVICE void operator()(Accumulators& acc, const Element* a, std::int64_t lda,
                                   const Element* b, std::int64_t ldb, int m, int n, int k,
-                                  int block_m0, int block_n0) {
-    check_alignment(a, lda, b, ldb);
+                                  int block_m0, int block_n0, int copy_bytes_a = 16,
+                                  int copy_bytes_b = 16) {
+    if constexpr (!AnyAlignment) copy_bytes_a = copy_bytes_b = 16;
+    check_alignment(a, lda, copy_bytes_a, b, ldb, copy_bytes_b);
     Context ctx{make_loader<LoaderA, kOrderA>(a, lda, m, k, thread_),
                 make_loader<LoaderB, kOrderB>(b, ldb, n, k, thread_),
                 FragmentLoaderA(thread_ % 32, warp_m0()),
@@ -101,17 +110,27 @@ class MultistageMainloop {
                 {},
                 {},
                 block_m0,
-                block_n0};
+                block_n0,
+                copy_bytes_a,
+                copy_bytes_b};
     const int k_tiles = (k + Tile::kK - 1) / Tile::kK;
-    // Steady iterations: the block's rows of A and columns of B lie inside the matrix and tile
-    // t + S - 1 is a whole k-tile.
-    const bool block_inside = block_m0 + Tile::kM <= m && block_n0 + Tile::kN <= n;
-    const int steady_end = block_inside ? k / Tile::kK - (kStages - 1) : 0;
+    // The ring receives the partial k-tile (K's residue) first, so every later k-tile is whole
+    // in K: iterations t < refill_end refill the ring with whole k-tiles. A block whose rows of
+    // A and columns of B all lie inside the matrix issues them unpredicated (interior); an edge
+    // block masks the rows and columns outside the matrix with masks computed once, here. The
+    // narrow mainloop (AnyAlignment) checks every chunk of every k-tile instead.
+    const bool block_inside = !AnyAlignment && block_m0 + Tile::kM <= m && block_n0 + Tile::kN <= n;
+    const int refill_end = k_tiles - (kStages - 1);
 
     prologue(ctx, k_tiles);
     int t = 0;
-    for (; t < steady_end; ++t) k_tile_iteration<true>(ctx, acc, t, k_tiles);
-    for (; t < k_tiles; ++t) k_tile_iteration<false>(ctx, acc, t, k_tiles);
+    if constexpr (!AnyAlignment) {
+      if (block_inside)
+        for (; t < refill_end; ++t) k_tile_iteration<true>(ctx, acc, t, k_tiles, EdgeMasks{});
+    }
+    // After the interior iterations (an edge block has none), so the masks are not live in them.
+    const EdgeMasks masks = AnyAlignment ? EdgeMasks{} : edge_masks(ctx);
+    for (; t < k_tiles; ++t) k_tile_iteration<false>(ctx, acc, t, k_tiles, masks);
     drain(ctx);
   }
 
@@ -126,6 +145,7 @@ class MultistageMainloop {
     typename FragmentLoaderA::Fragment fa[2];  // register double buffer over k-blocks
     typename FragmentLoaderB::Fragment fb[2];
     int block_m0, block_n0;
+    int copy_bytes_a, copy_bytes_b;  // AnyAlignment: each operand's copy width
   };
 
   // The loader of an operand, viewed in storage terms (rows strided, columns contiguous):
@@ -136,6 +156,17 @@ class MultistageMainloop {
     constexpr bool kKContig = Order == SmemOrder::kKContiguous;
     return Loader(MatrixView<const Element>{p, kKContig ? mn : k, kKContig ? k : mn, ld}, thread);
   }
+  // Which of this thread's chunks of A and B lie inside the matrices, for every whole k-tile of
+  // the block tile: along M (N) only, since whole k-tiles lie inside in K.
+  struct EdgeMasks {
+    typename LoaderA::EdgeMask a;
+    typename LoaderB::EdgeMask b;
+  };
+  TILEPIPE_DEVICE static EdgeMasks edge_masks(const Context& c) {
+    return {kOrderA == SmemOrder::kKContiguous ? c.load_a.mask_rows(c.block_m0) : c.load_a.mask_cols(c.block_m0),
+            kOrderB == SmemOrder::kKContiguous ? c.load_b.mask_rows(c.block_n0) : c.load_b.mask_cols(c.block_n0)};
+  }
+
   // (row, col) of the stored tile of an operand at (mn0, k0).
   template <SmemOrder Order>
   TILEPIPE_DEVICE static int tile_row(int mn0, int k0) {
@@ -149,30 +180,49 @@ class MultistageMainloop {
   // All of k-tile `k_tile`'s copies into the write stage, edges zero-filled.
   TILEPIPE_DEVICE static void issue_tile(Context& c, int k_tile) {
     const int k0 = k_tile * Tile::kK;
+    if constexpr (AnyAlignment) {
+      c.load_a.load_narrow(c.ring.write_stage().a, tile_row<kOrderA>(c.block_m0, k0),
+                           tile_col<kOrderA>(c.block_m0, k0), c.ring.pipeline(), c.copy_bytes_a);
+      c.load_b.load_narrow(c.ring.write_stage().b, tile_row<kOrderB>(c.block_n0, k0),
+                           tile_col<kOrderB>(c.block_n0, k0), c.ring.pipeline(), c.copy_bytes_b);
+      return;
+    }
     c.load_a.load(c.ring.write_stage().a, tile_row<kOrderA>(c.block_m0, k0),
                   tile_col<kOrderA>(c.block_m0, k0), c.ring.pipeline());
     c.load_b.load(c.ring.write_stage().b, tile_row<kOrderB>(c.block_n0, k0),
                   tile_col<kOrderB>(c.block_n0, k0), c.ring.pipeline());
   }
 
-  // Share `kb` (of one per k-block) of k-tile `k_tile`'s copies; whole tiles inside the matrix.
-  TILEPIPE_DEVICE static void issue_share(Context& c, int k_tile, int kb) {
+  // Share `kb` (of one per k-block) of whole k-tile `k_tile`'s copies: unpredicated for an
+  // interior block (kInterior), else masked with `m`.
+  template <bool kInterior>
+  TILEPIPE_DEVICE static void issue_share(Context& c, int k_tile, int kb, const EdgeMasks& m) {
     constexpr int kShares = FragmentLoaderA::kKBlocks;
     const int k0 = k_tile * Tile::kK;
-    c.load_a.load_interior(c.ring.write_stage().a, tile_row<kOrderA>(c.block_m0, k0),
-                           tile_col<kOrderA>(c.block_m0, k0), c.ring.pipeline(), kb, kShares);
-    c.load_b.load_interior(c.ring.write_stage().b, tile_row<kOrderB>(c.block_n0, k0),
-                           tile_col<kOrderB>(c.block_n0, k0), c.ring.pipeline(), kb, kShares);
+    const int a_row = tile_row<kOrderA>(c.block_m0, k0), a_col = tile_col<kOrderA>(c.block_m0, k0);
+    const int b_row = tile_row<kOrderB>(c.block_n0, k0), b_col = tile_col<kOrderB>(c.block_n0, k0);
+    if constexpr (AnyAlignment) {
+      (void)m;
+      if (kb == 0) issue_tile(c, k_tile);  // all of it at the first k-block
+    } else if constexpr (kInterior) {
+      (void)m;
+      c.load_a.load_interior(c.ring.write_stage().a, a_row, a_col, c.ring.pipeline(), kb, kShares);
+      c.load_b.load_interior(c.ring.write_stage().b, b_row, b_col, c.ring.pipeline(), kb, kShares);
+    } else {
+      c.load_a.load_masked(c.ring.write_stage().a, a_row, a_col, m.a, c.ring.pipeline(), kb, kShares);
+      c.load_b.load_masked(c.ring.write_stage().b, b_row, b_col, m.b, c.ring.pipeline(), kb, kShares);
+    }
   }
 
-  // ---- Prologue: put Stages - 1 k-tiles in flight, one committed group per tile, then wait
-  // for tile 0 and load its first k-block of fragments. ----
+  // ---- Prologue: put Stages - 1 tiles in flight, one committed group per tile, then wait for
+  // tile 0 and load its first k-block of fragments. Tile 0 is the last k-tile, the one that K's
+  // residue leaves partial; tile t > 0 is k-tile t - 1. ----
   TILEPIPE_DEVICE static void prologue(Context& c, int k_tiles) {
     TILEPIPE_UNROLL
     for (int t = 0; t < kStages - 1; ++t) {
       c.ring.producer_acquire();
       if (t < k_tiles) {
-        issue_tile(c, t);
+        issue_tile(c, t == 0 ? k_tiles - 1 : t - 1);
         trace::record(trace::Event::kLoadIssued, t);
       }
       c.ring.producer_commit();
@@ -195,40 +245,32 @@ class MultistageMainloop {
   // Slot reuse: in iteration t, tile t + S - 1 is loaded into the slot of tile t - 1. Every
   // warp read tile t - 1 for the last time before the barrier of iteration t - 1's last
   // k-block, so that barrier orders all those reads before these writes.
-  // Two versions of one iteration: the steady one (kSteady), while the tile to refill is a whole
-  // tile inside the matrix, issues its copies unpredicated and spread over the k-blocks
-  // (straight-line code the compiler interleaves with the mma); the general one handles the
-  // rest. ----
-  template <bool kSteady>
-  TILEPIPE_DEVICE static void k_tile_iteration(Context& c, Accumulators& acc, int t, int k_tiles) {
+  // Tile t + S - 1 is k-tile t + S - 2, always whole in K. Its copies are spread over the
+  // k-blocks (straight-line code the compiler interleaves with the mma) and committed before the
+  // wait. Two versions of one iteration: the interior one (kInterior) refills with unpredicated
+  // copies in every iteration it runs; the other masks the copies of an edge block with `m`, and
+  // refills only while tiles are left (the last S - 1 iterations of every block commit empty
+  // groups). ----
+  template <bool kInterior>
+  TILEPIPE_DEVICE static void k_tile_iteration(Context& c, Accumulators& acc, int t, int k_tiles,
+                                               const EdgeMasks& m) {
     const Mma mma;
+    const bool refill = kInterior || t + kStages - 1 < k_tiles;
     TILEPIPE_UNROLL
     for (int kb = 0; kb < FragmentLoaderA::kKBlocks; ++kb) {
       const bool last_k_block = kb + 1 == FragmentLoaderA::kKBlocks;
-      if constexpr (kSteady) {
-        // This k-block's share of tile t + S - 1's copies; commit before the wait below.
-        if (kb == 0) c.ring.producer_acquire();
-        issue_share(c, t + kStages - 1, kb);
-        if (last_k_block) {
-          c.ring.producer_commit();
-          trace::record(trace::Event::kLoadIssued, t + kStages - 1);
-        }
-      } else if (kb == 0) {
-        // Refill the slot of tile t - 1, and commit before this iteration's wait (below or,
-        // with one k-block per tile, right here) so that the group count holds.
-        c.ring.producer_acquire();
-        if (t + kStages - 1 < k_tiles) {
-          issue_tile(c, t + kStages - 1);
-          trace::record(trace::Event::kLoadIssued, t + kStages - 1);
-        }
+      if (kb == 0) c.ring.producer_acquire();
+      if (refill) issue_share<kInterior>(c, t + kStages - 2, kb, m);
+      if (last_k_block) {
         c.ring.producer_commit();
+        if (refill) trace::record(trace::Event::kLoadIssued, t + kStages - 1);
       }
       if (last_k_block) {
         c.ring.consumer_release();
         c.ring.consumer_wait();  // tile t + 1 has landed; every warp has its last fragments of tile t
-        if (kSteady || t + 1 < k_tiles) trace::record(trace::Event::kWaitDone, t + 1);
+        if (kInterior || t + 1 < k_tiles) trace::record(trace::Event::kWaitDone, t + 1);
       }
-      if (kSteady || !last_k_block || t + 1 < k_tiles) {  // steady: tile t + 1 always exists
+      if (kInterior || !last_k_block || t + 1 < k_tiles) {  // interior: tile t + 1 always exists
         const Stage& stage = c.ring.read_stage();  // tile t, or tile t + 1 at the last k-block
         const int next_kb = last_k_block ? 0 : kb + 1;
         c.frag_a.load(c.fa[(kb + 1) % 2], stage.a, next_kb);
@@ -248,18 +290,17 @@ class MultistageMainloop {
   // epilogue. ----
   TILEPIPE_DEVICE static void drain(Context& c) { c.ring.drain(); }
 
-  // Debug builds: the operands' addresses and leading dimensions must allow 16-byte copies (a
-  // misaligned one would fault, or read the wrong bytes, in cp.async).
-  TILEPIPE_DEVICE static void check_alignment(const Element* a, std::int64_t lda, const Element* b,
-                                              std::int64_t ldb) {
+  // Debug builds: the operands' addresses and leading dimensions must allow copies of their
+  // width (a misaligned one would fault, or read the wrong bytes, in cp.async).
+  TILEPIPE_DEVICE static void check_alignment(const Element* a, std::int64_t lda, int copy_bytes_a,
+                                              const Element* b, std::int64_t ldb, int copy_bytes_b) {
 #if !defined(NDEBUG)
-    constexpr int kVector = ElementTraits<Element>::kChunkElements;
-    assert(reinterpret_cast<std::uintptr_t>(a) % 16 == 0 && "A must be 16-byte aligned");
-    assert(reinterpret_cast<std::uintptr_t>(b) % 16 == 0 && "B must be 16-byte aligned");
-    assert(lda % kVector == 0 && "lda must be a multiple of 16 bytes");
-    assert(ldb % kVector == 0 && "ldb must be a multiple of 16 bytes");
+    assert(reinterpret_cast<std::uintptr_t>(a) % copy_bytes_a == 0 && "A must be aligned to its copy width");
+    assert(reinterpret_cast<std::uintptr_t>(b) % copy_bytes_b == 0 && "B must be aligned to its copy width");
+    assert(lda * std::int64_t(sizeof(Element)) % copy_bytes_a == 0 && "lda must be a multiple of A's copy width");
+    assert(ldb * std::int64_t(sizeof(Element)) % copy_bytes_b == 0 && "ldb must be a multiple of B's copy width");
 #else
-    (void)a; (void)lda; (void)b; (void)ldb;
+    (void)a; (void)lda; (void)copy_bytes_a; (void)b; (void)ldb; (void)copy_bytes_b;
 #endif
   }
 
