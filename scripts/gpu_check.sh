@@ -25,7 +25,8 @@
 # 'ctest|examples' then 'check$' in a second call, for machines that limit one command's time;
 # the second call finds the build done), TILEPIPE_PYTHON (the torch step's and the plot's
 # interpreter, default python3), TILEPIPE_BENCH_ARGS (added to the `bench` step's gemm_bench
-# command line, e.g. --no-sweep).
+# command line, e.g. --no-sweep), TILEPIPE_CMAKE_ARGS (added to the configure command line, e.g.
+# -DTILEPIPE_BENCH_CUTLASS_FULL=ON for CUTLASS's kernels on every data type and layout).
 #
 # The `bench` step runs the benchmark (bench/gemm_bench --json) last, so that one lease gives the
 # checks and the figures of the same build.
@@ -109,7 +110,8 @@ step_configure() {
   if [[ $(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1) == "9.0" ]]; then
     archs=(-DCMAKE_CUDA_ARCHITECTURES=90a)
   fi
-  logged configure.log cmake --preset "${PRESET}" "${archs[@]}" ||
+  # shellcheck disable=SC2086  # TILEPIPE_CMAKE_ARGS is a list of arguments
+  logged configure.log cmake --preset "${PRESET}" "${archs[@]}" ${TILEPIPE_CMAKE_ARGS:-} ||
     { STEP_DETAIL="see configure.log"; return 1; }
 }
 
