@@ -211,7 +211,14 @@ TEST(GemmArguments, MisalignedPointersAndLeadingDimensions) {
 }
 
 TEST(GemmArguments, F32InputsMoveInFourElementVectors) {
-  // f32 A and B (MathTF32): pointers, leading dimensions and batch strides in 4-element steps.
+  // f32 A and B (MathTF32). The 16-byte kernels move 4-element vectors: pointers, leading
+  // dimensions and batch strides in 4-element steps; without the narrow kernel, anything else is
+  // refused, naming it. The default (narrow kernel compiled in) takes it, and refuses only a
+  // pointer off its element.
+  using GemmF32Strict = tilepipe::GemmMultistage<float, float, Layout::kRowMajor, Layout::kColumnMajor, 3,
+                                                 tilepipe::Identity,
+                                                 tilepipe::DefaultF32TileConfig<tilepipe::MathTF32>,
+                                                 false, /*AnyAlignment=*/false>;
   using GemmF32 = tilepipe::GemmMultistage<float, float, Layout::kRowMajor, Layout::kColumnMajor, 3,
                                            tilepipe::Identity,
                                            tilepipe::DefaultF32TileConfig<tilepipe::MathTF32>>;
@@ -221,17 +228,24 @@ TEST(GemmArguments, F32InputsMoveInFourElementVectors) {
   f.b = fake<const float>(0x200000); f.ldb = 20;
   f.d = fake<float>(0x400000); f.ldd = 12;
   f.batch_count = 2; f.batch_stride_a = 200; f.batch_stride_b = 200; f.batch_stride_d = 120;
-  EXPECT_TRUE(GemmF32::check_arguments(f).ok()) << GemmF32::check_arguments(f).message();
+  EXPECT_TRUE(GemmF32Strict::check_arguments(f).ok()) << GemmF32Strict::check_arguments(f).message();
+  EXPECT_TRUE(GemmF32::vector_aligned(f));
   auto expect = [](const GemmF32::Arguments& args, const std::string& names) {
-    const Status s = GemmF32::check_arguments(args);
+    const Status s = GemmF32Strict::check_arguments(args);
     EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
     EXPECT_NE(s.message().find(names), std::string::npos)
         << "message \"" << s.message() << "\" should name " << names;
+    EXPECT_TRUE(GemmF32::check_arguments(args).ok()) << GemmF32::check_arguments(args).message();
+    EXPECT_FALSE(GemmF32::vector_aligned(args));
   };
-  auto g = f; g.lda = 18; expect(g, "lda = 18 is not a multiple of 16 bytes (4 elements)");
-  g = f; g.ldb = 22; expect(g, "ldb = 22 is not a multiple of 16 bytes (4 elements)");
+  auto g = f; g.lda = 18; expect(g, "lda = 18 is not a multiple of 16 bytes (4 elements");
+  g = f; g.ldb = 22; expect(g, "ldb = 22 is not a multiple of 16 bytes (4 elements");
   g = f; g.a = fake<const float>(0x100008); expect(g, "A is not 16-byte aligned");
-  g = f; g.batch_stride_b = 202; expect(g, "batch_stride_b = 202 is not a multiple of 16 bytes (4 elements)");
+  g = f; g.batch_stride_b = 202; expect(g, "batch_stride_b = 202 is not a multiple of 16 bytes (4 elements");
+  g = f; g.b = fake<const float>(0x200002);
+  const Status s = GemmF32::check_arguments(g);
+  EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("B"), std::string::npos) << s.message();
 }
 
 TEST(GemmArguments, BatchStrides) {
