@@ -18,15 +18,18 @@ AutoChoice select_auto(const Operands& op, int sm_count) {
   using Auto = AutoOf<D, L>;
   using Tile = tilepipe::GemmAutoConfig::Tile;
   const auto args = arguments_of<D>(op);
-  const tilepipe::GemmAutoConfig c = Auto::select(args, sm_count);
+  // The benchmark's operands are aligned, so GemmSm90 takes every Large problem where it runs;
+  // `op` holds only the shape here (no pointers), so the Large tier is given, not checked.
+  const bool hopper = Auto::Hopper::available();
+  const tilepipe::GemmAutoConfig c = Auto::select(
+      args, sm_count, hopper ? tilepipe::GemmTier::kHopper : tilepipe::GemmTier::kAmpere);
   AutoChoice out;
   out.config = c.tile == Tile::kLarge    ? config_of<tilepipe::GemmAutoLargePolicy>()
                : c.tile == Tile::kMedium ? config_of<tilepipe::GemmAutoMediumPolicy>()
                                          : config_of<tilepipe::GemmAutoSmallPolicy>();
   out.split_k = c.split_k;
   out.workspace_bytes = Auto::workspace_size(args, c);
-  // The benchmark's operands are aligned, so GemmSm90 takes every Large problem where it runs.
-  out.hopper = c.tile == Tile::kLarge && Auto::Hopper::available();
+  out.hopper = c.tile == Tile::kLarge && hopper;
   return out;
 }
 
