@@ -277,19 +277,14 @@ class GemmAuto {
     return invalid_config(config);
   }
 
-  //! Chooses the configuration for the current device and runs it on `stream`.
+  //! Chooses the configuration for the current device and runs it on `stream`. The choice needs
+  //! only whether the Hopper tier takes the arguments; the tensor maps are encoded (once) only
+  //! when the Large configuration runs.
   static Status run(const Arguments& args, cudaStream_t stream = nullptr) {
     int sms = 0;
     Status s = current_sm_count(&sms);
     if (!s) return s;
-    // The Hopper tier's parameters serve both the choice and the launch (one tensor-map encode).
-    typename Hopper::Params p{};
-    if (hopper_params(p, with_split(args, 1))) {
-      const Config c = select(args, sms, GemmTier::kHopper);
-      if (c.tile == Config::Tile::kLarge) return Hopper::launch(p, stream);
-      return run(args, c, stream);
-    }
-    return run(args, select(args, sms, GemmTier::kAmpere), stream);
+    return run(args, select(args, sms), stream);
   }
   //! Runs configuration `config` (e.g. one chosen earlier by `select`) on `stream`.
   static Status run(const Arguments& args, const Config& config, cudaStream_t stream = nullptr) {
