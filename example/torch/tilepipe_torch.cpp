@@ -35,6 +35,14 @@ constexpr std::int64_t kAlignBytes = 16;
 
 std::string dtype_name(at::ScalarType t) { return "torch." + c10::getDtypeNames(t).first; }
 
+// "[64, 32]": a tensor's sizes or strides for a message, formatted here. Streaming an IntArrayRef
+// into TORCH_CHECK's message crashed the process (a segfault, torch 2.11, H100 machine).
+std::string dims(c10::IntArrayRef v) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
 DType to_dtype(at::ScalarType t) {
   return t == at::kBFloat16 ? DType::kBF16 : t == at::kFloat ? DType::kF32 : DType::kF16;
 }
@@ -76,20 +84,20 @@ Operand operand(const at::Tensor& t, const char* name, std::int64_t batch) {
     op.layout = Layout::kColumnMajor;
     op.ld = col_ld;
   } else {
-    TORCH_CHECK_VALUE(row_unit || col_unit, kWho, name, " (shape ", t.sizes(), ", strides ",
-                      t.strides(), ") has unit stride in neither of its last two dimensions; "
+    TORCH_CHECK_VALUE(row_unit || col_unit, kWho, name, " (shape ", dims(t.sizes()), ", strides ",
+                      dims(t.strides()), ") has unit stride in neither of its last two dimensions; "
                       "tilepipe reads row-major or column-major matrices (.contiguous() makes "
                       "one)");
     const char* lines = row_unit ? "rows" : "columns";
     const std::int64_t ld = row_unit ? row_ld : col_ld, inner = row_unit ? cols : rows;
-    TORCH_CHECK_VALUE(ld >= inner, kWho, name, " (shape ", t.sizes(), ", strides ", t.strides(),
-                      ") has overlapping ", lines, " (stride ", ld, " < ", inner,
+    TORCH_CHECK_VALUE(ld >= inner, kWho, name, " (shape ", dims(t.sizes()), ", strides ",
+                      dims(t.strides()), ") has overlapping ", lines, " (stride ", ld, " < ", inner,
                       "); .contiguous() makes a copy that has not");
-    TORCH_CHECK_VALUE(false, kWho, name, " (shape ", t.sizes(), ", strides ", t.strides(),
-                      "): the stride between its ", lines, " is ", ld, " elements, not a multiple "
-                      "of ", align, " (16 bytes), which this extension needs because it runs "
-                      "tilepipe's 16-byte kernels; pad the ", lines, " to a multiple of ", align,
-                      " elements (allocate them wider and slice)");
+    TORCH_CHECK_VALUE(false, kWho, name, " (shape ", dims(t.sizes()), ", strides ",
+                      dims(t.strides()), "): the stride between its ", lines, " is ", ld,
+                      " elements, not a multiple of ", align, " (16 bytes), which this extension "
+                      "needs because it runs tilepipe's 16-byte kernels; pad the ", lines,
+                      " to a multiple of ", align, " elements (allocate them wider and slice)");
   }
   TORCH_CHECK_VALUE(reinterpret_cast<std::uintptr_t>(op.data) % kAlignBytes == 0, kWho, name,
                     " does not start on a 16-byte boundary (storage offset ", t.storage_offset(),
@@ -121,11 +129,11 @@ at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, const std::optional<at
 
   // Shapes: (M x K) @ (K x N), either one optionally with a leading batch dimension.
   TORCH_CHECK_VALUE(a.dim() == 2 || a.dim() == 3, kWho, "a must be 2-D (M x K) or 3-D "
-                    "(batch x M x K); its shape is ", a.sizes());
+                    "(batch x M x K); its shape is ", dims(a.sizes()));
   TORCH_CHECK_VALUE(b.dim() == 2 || b.dim() == 3, kWho, "b must be 2-D (K x N) or 3-D "
-                    "(batch x K x N); its shape is ", b.sizes());
-  TORCH_CHECK_VALUE(a.size(-1) == b.size(-2), kWho, "a (shape ", a.sizes(), ") has K = ",
-                    a.size(-1), " columns but b (shape ", b.sizes(), ") has ", b.size(-2),
+                    "(batch x K x N); its shape is ", dims(b.sizes()));
+  TORCH_CHECK_VALUE(a.size(-1) == b.size(-2), kWho, "a (shape ", dims(a.sizes()), ") has K = ",
+                    a.size(-1), " columns but b (shape ", dims(b.sizes()), ") has ", b.size(-2),
                     " rows; they must be equal");
   const std::int64_t batch_a = a.dim() == 3 ? a.size(0) : 1;
   const std::int64_t batch_b = b.dim() == 3 ? b.size(0) : 1;
@@ -135,7 +143,8 @@ at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, const std::optional<at
   const std::int64_t m = a.size(-2), n = b.size(-1), k = a.size(-1);
   for (const std::int64_t extent : {batch, m, n, k})
     TORCH_CHECK_VALUE(extent <= std::numeric_limits<int>::max(), kWho, "extent ", extent,
-                      " of a (", a.sizes(), ") or b (", b.sizes(), ") exceeds the int range");
+                      " of a (", dims(a.sizes()), ") or b (", dims(b.sizes()),
+                      ") exceeds the int range");
 
   const Activation act = parse_activation(activation);
   if (bias.has_value()) {
@@ -146,7 +155,7 @@ at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, const std::optional<at
                      "bias has dtype ", dtype_name(v.scalar_type()), "; it must be a's (",
                      dtype_name(type), ") or torch.float32");
     TORCH_CHECK_VALUE(v.dim() == 1 && v.size(0) == n, kWho, "bias must have shape (", n,
-                      ",), one value per column of the output; its shape is ", v.sizes());
+                      ",), one value per column of the output; its shape is ", dims(v.sizes()));
   }
 
   tilepipe_torch::Problem p;
