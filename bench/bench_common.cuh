@@ -54,6 +54,13 @@ struct TileConfig {
   }
 };
 
+//! The TileConfig of a Hopper tier tile (a HopperTileConfig): one consumer warpgroup's m64 x N
+//! counts as its warp tile.
+template <class Config>
+constexpr TileConfig hopper_config_of() {
+  return TileConfig{Config::kM, Config::kN, Config::kK, 64, Config::kN, Config::kStages};
+}
+
 //! The TileConfig of a GemmPolicy.
 template <class Policy>
 constexpr TileConfig config_of() {

@@ -1,6 +1,6 @@
 // tilepipe::GemmAuto, the configuration heuristic with split-K, for every data type and layout
-// of the benchmark: its three tile configurations (the Small one with split-K) in one
-// translation unit.
+// of the benchmark: its tile configurations (the Ampere tier's three, the Small one with split-K,
+// and the Hopper tier's three) in one translation unit.
 #include <tilepipe/gemm/gemm_heuristic.cuh>
 
 #include "kernel_table.cuh"
@@ -24,12 +24,19 @@ AutoChoice select_auto(const Operands& op, int sm_count) {
   const tilepipe::GemmAutoConfig c = Auto::select(
       args, sm_count, hopper ? tilepipe::GemmTier::kHopper : tilepipe::GemmTier::kAmpere);
   AutoChoice out;
-  out.config = c.tile == Tile::kLarge    ? config_of<tilepipe::GemmAutoLargePolicy>()
-               : c.tile == Tile::kMedium ? config_of<tilepipe::GemmAutoMediumPolicy>()
-                                         : config_of<tilepipe::GemmAutoSmallPolicy>();
+  switch (c.tile) {
+    case Tile::kLarge:
+      out.config = hopper ? hopper_config_of<tilepipe::GemmAutoHopperLargeConfig>()
+                          : config_of<tilepipe::GemmAutoLargePolicy>();
+      break;
+    case Tile::kMedium: out.config = config_of<tilepipe::GemmAutoMediumPolicy>(); break;
+    case Tile::kSmall: out.config = config_of<tilepipe::GemmAutoSmallPolicy>(); break;
+    case Tile::kHopper64x128: out.config = hopper_config_of<tilepipe::GemmAutoHopper64x128Config>(); break;
+    case Tile::kHopper64x64: out.config = hopper_config_of<tilepipe::GemmAutoHopper64x64Config>(); break;
+  }
   out.split_k = c.split_k;
   out.workspace_bytes = Auto::workspace_size(args, c);
-  out.hopper = c.tile == Tile::kLarge && hopper;
+  out.hopper = (c.tile == Tile::kLarge && hopper) || c.hopper_only();
   return out;
 }
 

@@ -31,7 +31,7 @@ void run_case(const GemmCase& gc, Reference ref, std::uint32_t seed) {
   const GemmAutoConfig chosen = Auto::select(args, device_sms());
   SCOPED_TRACE("GemmAuto chose " + chosen.name() + (chosen.tile == GemmAutoConfig::Tile::kLarge &&
                                                             Auto::Hopper::available()
-                                                        ? " (the Hopper tier where it takes the arguments)"
+                                                        ? " (on the Hopper tier)"
                                                         : ""));
   tptest::run_gemm_case<Auto, AB, D>(gc, ref, seed);
 }
@@ -71,34 +71,45 @@ TEST(GemmAuto, ExactSmallIntegers) {
   for (const GemmCase& gc : cases) run_case<AutoNT, __nv_bfloat16, float>(gc, Reference::kExactCpu, seed++);
 }
 
-// On a GPU with the H200's SM count, the benchmark's skinny shapes split K (the rule itself is
-// host-tested in test/host/test_gemm_heuristic.cu; this checks what run() will do here).
+// What run() does on this device: the benchmark's skinny shapes take the Hopper tier's small
+// tiles on an sm_90 GPU and split K on the Ampere tier elsewhere, but for a long K (both tiers
+// split it); large ones take the Large tile (the rule itself is host-tested in
+// test/host/test_gemm_heuristic.cu).
 TEST(GemmAuto, ChoicesOnThisDevice) {
+  const bool hopper = AutoTN::Hopper::available();
   AutoTN::Arguments a;
-  a.m = 16; a.n = 4096; a.k = 4096;
-  const GemmAutoConfig small = AutoTN::select(a, device_sms());
-  EXPECT_EQ(small.tile, GemmAutoConfig::Tile::kSmall);
-  EXPECT_GT(small.split_k, 1) << small.name();
-  EXPECT_EQ(AutoTN::workspace_size(a), std::size_t(small.split_k) * 16 * 4096 * 4);
-  a.m = a.n = a.k = 8192;
-  EXPECT_EQ(AutoTN::select(a, device_sms()).tile, GemmAutoConfig::Tile::kLarge);
-  EXPECT_EQ(AutoTN::workspace_size(a), 0u);
-  // A workspace that is too small is refused, naming what is needed.
-  a.m = 16; a.n = 4096; a.k = 4096;
-  tptest::DeviceBuffer<__half> A(16 * 4096), B(4096 * 4096), D(16 * 4096);
+  tptest::DeviceBuffer<__half> A(16 * 14336), B(4096 * 14336), D(16 * 4096);
   ASSERT_TRUE(A.ok() && B.ok() && D.ok());
+  a.m = 16; a.n = 4096; a.k = 4096;
   a.a = A.get(); a.lda = 4096; a.b = B.get(); a.ldb = 4096; a.d = D.get(); a.ldd = 4096;
+  const GemmAutoConfig skinny = AutoTN::select(a, device_sms());
+  if (hopper) {
+    EXPECT_EQ(skinny.tile, GemmAutoConfig::Tile::kHopper64x64) << skinny.name();
+    EXPECT_EQ(AutoTN::workspace_size(a), 0u);
+    EXPECT_EQ(AutoTN::tier(a), tilepipe::GemmTier::kHopper);
+  } else {
+    EXPECT_EQ(skinny.tile, GemmAutoConfig::Tile::kSmall);
+    EXPECT_GT(skinny.split_k, 1) << skinny.name();
+    EXPECT_EQ(AutoTN::tier(a), tilepipe::GemmTier::kAmpere);
+  }
+  // A long K splits on either tier, and a workspace that is too small is refused, naming what is
+  // needed.
+  a.k = 14336; a.lda = 14336; a.ldb = 14336;
+  const GemmAutoConfig split = AutoTN::select(a, device_sms());
+  EXPECT_EQ(split.tile, GemmAutoConfig::Tile::kSmall);
+  EXPECT_GT(split.split_k, 1) << split.name();
+  EXPECT_EQ(AutoTN::workspace_size(a), std::size_t(split.split_k) * 16 * 4096 * 4);
+  EXPECT_EQ(AutoTN::tier(a), tilepipe::GemmTier::kAmpere);
   const tilepipe::Status s = AutoTN::run(a);
   EXPECT_EQ(s.code(), tilepipe::Status::Code::kInvalidArgument);
   EXPECT_NE(s.message().find(std::to_string(AutoTN::workspace_size(a))), std::string::npos) << s.message();
-  // The skinny problem stays on the Ampere tier (Small, split-K); a large one takes the Hopper
-  // tier where the device runs it.
-  EXPECT_EQ(AutoTN::tier(a), tilepipe::GemmTier::kAmpere);
-  constexpr std::size_t kLarge = 8192;  // chosen Large above
+  // A large problem takes the Large tile, on the Hopper tier where the device runs it.
+  constexpr std::size_t kLarge = 8192;
   tptest::DeviceBuffer<__half> A2(kLarge * kLarge), B2(kLarge * kLarge), D2(kLarge * kLarge);
   ASSERT_TRUE(A2.ok() && B2.ok() && D2.ok());
   a.m = a.n = a.k = int(kLarge);
   a.a = A2.get(); a.lda = kLarge; a.b = B2.get(); a.ldb = kLarge; a.d = D2.get(); a.ldd = kLarge;
-  EXPECT_EQ(AutoTN::tier(a), AutoTN::Hopper::available() ? tilepipe::GemmTier::kHopper
-                                                         : tilepipe::GemmTier::kAmpere);
+  EXPECT_EQ(AutoTN::select(a, device_sms()).tile, GemmAutoConfig::Tile::kLarge);
+  EXPECT_EQ(AutoTN::workspace_size(a), 0u);
+  EXPECT_EQ(AutoTN::tier(a), hopper ? tilepipe::GemmTier::kHopper : tilepipe::GemmTier::kAmpere);
 }

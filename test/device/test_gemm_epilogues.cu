@@ -170,14 +170,20 @@ TEST(GemmEpilogues, ChainAndUserOperator) {
   run_cases<RowMinusCol, UserCase>(110);
 }
 
-// GemmAuto passes the operator to whichever configuration it picks: a skinny problem (Small tile,
-// split-K) and a large one (Large tile, against cuBLAS).
+// GemmAuto passes the operator to whichever configuration it picks: a skinny problem with a long
+// K (Small tile, split-K, on either tier), a skinny one with a short K (on sm_90 the Hopper tier's
+// 64 x 64 tile, elsewhere the Small tile) and a large one (Large tile, against cuBLAS).
 TEST(GemmEpilogues, GemmAuto) {
   using Auto = tilepipe::GemmAuto<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, ChainOp>;
   {
     ChainCase c{200};
-    tptest::run_gemm_case_op<Auto, __half, __half>({16, 256, 4096, Layout::kRowMajor, 1.0f, 0.0f},
+    tptest::run_gemm_case_op<Auto, __half, __half>({16, 256, 16384, Layout::kRowMajor, 1.0f, 0.0f},
                                                    Reference::kExactCpu, 201, c);
+  }
+  {
+    ChainCase c{250};
+    tptest::run_gemm_case_op<Auto, __half, __half>({16, 256, 4096, Layout::kRowMajor, 1.0f, 0.0f},
+                                                   Reference::kExactCpu, 251, c);
   }
   {
     ChainCase c{300};

@@ -129,10 +129,46 @@ TEST(GemmAutoHeuristic, HopperLargeKeepsShortLastWaves) {
   EXPECT_EQ(select(1024, 14336, 4096), (GemmAutoConfig{Tile::kMedium, 1}));
   EXPECT_EQ(GemmAutoHeuristic::select(1024, 14336, 4096, 1, kH200Sms, GemmTier::kHopper),
             (GemmAutoConfig{Tile::kLarge, 1}));
-  // Below a wave of Large tiles the Hopper tier changes nothing.
-  for (auto [m, n] : {std::pair{512, 4096}, std::pair{16, 4096}, std::pair{128, 4096}})
-    EXPECT_EQ(GemmAutoHeuristic::select(m, n, 4096, 1, kH200Sms, GemmTier::kHopper), select(m, n, 4096))
-        << m << "x" << n;
+}
+
+// On the Hopper tier (an H100's or H200's 132 SMs), the benchmark's shapes too small for a wave
+// of 128 x 256 tiles take the Hopper tier's 64 x 128 or 64 x 64 tiles, but for the one skinny,
+// long-K shape that splits K on the Ampere tier (entry 21 of docs/performance-log.md).
+TEST(GemmAutoHeuristic, HopperTilesForSmallProblems) {
+  struct Case {
+    int m, n, k;
+    GemmAutoConfig want;
+  };
+  const Case cases[] = {
+      {16, 4096, 4096, {Tile::kHopper64x64, 1}},     // 64 tiles of 64 x 64
+      {16, 14336, 4096, {Tile::kHopper64x128, 1}},   // 112 tiles of 64 x 128: 0.85 of the SMs
+      {16, 4096, 14336, {Tile::kSmall, 8}},          // 64 tiles of 64 x 64, K >= 8192: split
+      {64, 4096, 14336, {Tile::kHopper64x64, 1}},    // M > 32: no split
+      {128, 4096, 4096, {Tile::kHopper64x64, 1}},    // 128 tiles of 64 x 64
+      {128, 14336, 4096, {Tile::kHopper64x128, 1}},  // 56 Large tiles, 224 of 64 x 128
+      {256, 4096, 4096, {Tile::kHopper64x128, 1}},   // 32 Large tiles, 128 of 64 x 128
+      {256, 14336, 4096, {Tile::kLarge, 1}},         // 112 Large tiles
+      {64, 57344, 4096, {Tile::kHopper64x128, 1}},   // M <= 64 never takes the 128-row Large tile
+      {1024, 1024, 1024, {Tile::kHopper64x128, 1}},
+      {512, 512, 512, {Tile::kHopper64x64, 1}},
+      {2048, 2048, 2048, {Tile::kLarge, 1}},
+      {1024, 4096, 4096, {Tile::kLarge, 1}},
+      {8192, 8192, 8192, {Tile::kLarge, 1}},
+  };
+  for (const Case& c : cases) {
+    const GemmAutoConfig got =
+        GemmAutoHeuristic::select(c.m, c.n, c.k, 1, kH200Sms, tilepipe::GemmTier::kHopper);
+    EXPECT_EQ(got, c.want) << c.m << "x" << c.n << "x" << c.k << ": got " << got.name()
+                           << ", want " << c.want.name();
+    EXPECT_EQ(got.hopper_only(), got.tile == Tile::kHopper64x128 || got.tile == Tile::kHopper64x64);
+  }
+  EXPECT_EQ((GemmAutoConfig{Tile::kHopper64x128, 1}.name()), "64x128x64/s6,hopper");
+  EXPECT_EQ((GemmAutoConfig{Tile::kHopper64x64, 1}.name()), "64x64x64/s8,hopper");
+  // Batches count as tiles here too; empty outputs stay on the Small tile.
+  EXPECT_EQ(GemmAutoHeuristic::select(128, 1024, 4096, 8, kH200Sms, tilepipe::GemmTier::kHopper),
+            (GemmAutoConfig{Tile::kHopper64x128, 1}));  // 128 tiles of 64 x 128
+  EXPECT_EQ(GemmAutoHeuristic::select(0, 4096, 4096, 1, kH200Sms, tilepipe::GemmTier::kHopper),
+            (GemmAutoConfig{Tile::kSmall, 1}));
 }
 
 TEST(GemmAutoHeuristic, EdgeShapes) {

@@ -25,11 +25,21 @@
 //!    kMinKTilesPerSlice k-tiles and the factor stays within kMaxSplitK. So every one of the
 //!    slices runs (`split_k_slices`) and none is empty.
 //!
-//! On a device that runs the Hopper tier (an sm_90 GPU, a build for `90a`), the Large choice
-//! runs GemmSm90 with 4 stages (128 x 256 x 64, persistent, clusters of 2) instead of the
-//! Ampere tile, where GemmSm90 takes the arguments (`tier(args)` says which ran); Medium and
-//! Small stay on the Ampere tier, whose smaller tiles fill the SMs where 128 x 256 tiles would
-//! not.
+//! On a device that runs the Hopper tier (an sm_90 GPU, a build for `90a`, arguments GemmSm90
+//! takes), the rule chooses among GemmSm90's tiles instead, with a wave meaning
+//! kMinHopperWaveFraction * S blocks (one per SM):
+//!
+//! 1. **Large** on the Hopper tier (128 x 256 x 64, 4 stages, clusters of 2) if M > 64 and
+//!    tiles(128 x 256) fill a wave;
+//! 2. **Hopper64x128** (64 x 128 x 64, one consumer warpgroup, 6 stages) if its tiles fill a wave;
+//! 3. the Ampere rule's **Small** tile with its split-K if M <= 32, K >= kMinSplitKOnHopper and
+//!    even 64 x 64 tiles are fewer than half the SMs: the one case measured where splitting K
+//!    beats every unsplit Hopper tile (16 x 4096 x 14336: 0.87 x cuBLAS against 0.78);
+//! 4. otherwise **Hopper64x64** (64 x 64 x 64, 8 stages).
+//!
+//! Measured on an H100 (entry 21 of docs/performance-log.md): on the benchmark's model shapes with
+//! M = 16..256 these tiles ran at 0.84 to 1.13 x cuBLAS, where the Ampere tier's Small and Medium
+//! tiles ran at 0.51 to 0.89. `tier(args)` says which tier a call takes.
 //!
 //! Arguments that are not 16-byte aligned (`GemmMultistage::vector_aligned`) run the Medium
 //! configuration's narrow kernel, without split-K, whatever the rule says: only Medium is compiled
@@ -59,6 +69,13 @@ namespace tilepipe {
 using GemmAutoLargePolicy = GemmPolicy<128, 256, 64, 64, 64, 3>;   //!< 128 x 256 x 64, w64x64, s3
 using GemmAutoMediumPolicy = GemmPolicy<128, 128, 32, 64, 64, 4>;  //!< 128 x 128 x 32, w64x64, s4
 using GemmAutoSmallPolicy = GemmPolicy<64, 64, 64, 32, 32, 3>;     //!< 64 x 64 x 64, w32x32, s3
+//! GemmAuto's Large tile on the Hopper tier (GemmSm90's default: 128 x 256 x 64, 4 stages,
+//! clusters of 2).
+using GemmAutoHopperLargeConfig = DefaultHopperTileConfig<4>;
+//! GemmAuto's Hopper-tier tiles for problems too small for 128 x 256 tiles (one consumer
+//! warpgroup each, no cluster; deep rings, since each k-tile is little work).
+using GemmAutoHopper64x128Config = HopperTileConfig<64, 128, 6, 1>;  //!< 64 x 128 x 64, s6
+using GemmAutoHopper64x64Config = HopperTileConfig<64, 64, 8, 1>;    //!< 64 x 64 x 64, s8
 
 namespace detail {
 //! The GemmMultistage of a GemmAuto candidate policy: its tile, its stages.
@@ -70,7 +87,9 @@ using GemmOfPolicy = GemmMultistage<ElementAB, ElementD, LayoutA, LayoutB, Polic
 
 //! Which of GemmAuto's tile configurations runs a problem, and with how many K slices.
 struct GemmAutoConfig {
-  enum class Tile { kLarge, kMedium, kSmall };
+  //! kLarge runs on either tier (the Hopper tier where the device and the arguments allow);
+  //! kMedium and kSmall on the Ampere tier; kHopper64x128 and kHopper64x64 on the Hopper tier.
+  enum class Tile { kLarge, kMedium, kSmall, kHopper64x128, kHopper64x64 };
   Tile tile = Tile::kLarge;
   int split_k = 1;  //!< K slices that run (1: no split-K); only the Small tile splits
 
@@ -79,12 +98,18 @@ struct GemmAutoConfig {
   }
   constexpr bool operator!=(const GemmAutoConfig& o) const { return !(*this == o); }
 
-  //! The tile configuration, as the benchmark names it ("64x64x64/w32x32/s3").
+  //! Whether the tile exists only on the Hopper tier.
+  constexpr bool hopper_only() const { return tile == Tile::kHopper64x128 || tile == Tile::kHopper64x64; }
+
+  //! The tile configuration, as the benchmark names it ("64x64x64/w32x32/s3"; the Hopper tier's
+  //! tiles as "64x128x64/s6,hopper"). kLarge is named by its Ampere-tier policy.
   std::string tile_name() const {
     switch (tile) {
       case Tile::kLarge: return policy_name<GemmAutoLargePolicy>();
       case Tile::kMedium: return policy_name<GemmAutoMediumPolicy>();
       case Tile::kSmall: return policy_name<GemmAutoSmallPolicy>();
+      case Tile::kHopper64x128: return hopper_name<GemmAutoHopper64x128Config>();
+      case Tile::kHopper64x64: return hopper_name<GemmAutoHopper64x64Config>();
     }
     return "?";
   }
@@ -99,6 +124,11 @@ struct GemmAutoConfig {
     return std::to_string(P::Tile::kM) + "x" + std::to_string(P::Tile::kN) + "x" +
            std::to_string(P::Tile::kK) + "/w" + std::to_string(P::Warp::kM) + "x" +
            std::to_string(P::Warp::kN) + "/s" + std::to_string(P::kStages);
+  }
+  template <class C>
+  static std::string hopper_name() {
+    return std::to_string(C::kM) + "x" + std::to_string(C::kN) + "x" + std::to_string(C::kK) +
+           "/s" + std::to_string(C::kStages) + ",hopper";
   }
 };
 
@@ -129,6 +159,13 @@ struct GemmAutoHeuristic {
   static constexpr int kMinKTilesPerSlice = 16;
   //! The largest split factor (the reduction reads every slice once).
   static constexpr int kMaxSplitK = 16;
+  //! On the Hopper tier, a wave is this fraction of the SMs (one persistent block per SM): 256 x
+  //! 14336 x 4096 has 112 Large tiles (0.85 of an H100) and ran at 0.95 x cuBLAS with them
+  //! against 0.75 with 448 tiles of 64 x 128 (entry 21).
+  static constexpr double kMinHopperWaveFraction = 0.8;
+  //! On the Hopper tier, the shortest K for which a problem whose 64 x 64 tiles are fewer than
+  //! half the SMs splits K on the Ampere tier's Small tile instead (with M <= 32, see the rule).
+  static constexpr std::int64_t kMinSplitKOnHopper = 8192;
 
   //! The configuration for an `m x n x k` problem with `batch` batches on `sm_count` SMs, where
   //! the Large configuration would run on tier `large_tier`. Empty problems (no output) get the
@@ -140,11 +177,21 @@ struct GemmAutoHeuristic {
     const double sms = sm_count > 0 ? sm_count : 1;
     const double wave = kMinWaveFraction * sms;
     if (m <= 0 || n <= 0 || batch <= 0) return GemmAutoConfig{Tile::kSmall, 1};
+    if (large_tier == GemmTier::kHopper) {
+      const double hopper_wave = kMinHopperWaveFraction * sms;
+      if (m > 64 && hopper_tiles<GemmAutoHopperLargeConfig>(m, n, batch) >= hopper_wave)
+        return GemmAutoConfig{Tile::kLarge, 1};
+      if (hopper_tiles<GemmAutoHopper64x128Config>(m, n, batch) >= hopper_wave)
+        return GemmAutoConfig{Tile::kHopper64x128, 1};
+      const bool split_pays = m <= 32 && k >= kMinSplitKOnHopper &&
+                              hopper_tiles<GemmAutoHopper64x64Config>(m, n, batch) < 0.5 * sms;
+      if (!split_pays) return GemmAutoConfig{Tile::kHopper64x64, 1};
+      return select(m, n, k, batch, sm_count, GemmTier::kAmpere);
+    }
     const std::int64_t large_tiles = tiles<GemmAutoLargePolicy>(m, n, batch);
     const bool medium_fills = m >= GemmAutoMediumPolicy::Tile::kM &&
                               tiles<GemmAutoMediumPolicy>(m, n, batch) >= kMinMediumWaveFraction * sms;
     if (large_tiles >= wave) {
-      if (large_tier == GemmTier::kHopper) return GemmAutoConfig{Tile::kLarge, 1};
       // A last wave that leaves many SMs idle costs the Large tile more than the Medium one
       // (measured, see kMinLargeWaveEfficiency).
       const std::int64_t slots = sm_count > 0 ? sm_count : 1;  // one Large block per SM
@@ -170,7 +217,15 @@ struct GemmAutoHeuristic {
  private:
   template <class P>
   static constexpr std::int64_t tiles(std::int64_t m, std::int64_t n, std::int64_t batch) {
-    return (m + P::Tile::kM - 1) / P::Tile::kM * ((n + P::Tile::kN - 1) / P::Tile::kN) * batch;
+    return tiles_of(m, n, batch, P::Tile::kM, P::Tile::kN);
+  }
+  template <class C>
+  static constexpr std::int64_t hopper_tiles(std::int64_t m, std::int64_t n, std::int64_t batch) {
+    return tiles_of(m, n, batch, C::kM, C::kN);
+  }
+  static constexpr std::int64_t tiles_of(std::int64_t m, std::int64_t n, std::int64_t batch,
+                                         int tile_m, int tile_n) {
+    return (m + tile_m - 1) / tile_m * ((n + tile_n - 1) / tile_n) * batch;
   }
 };
 
@@ -212,7 +267,13 @@ class GemmAuto {
   using Small = detail::GemmOfPolicy<ElementAB, ElementD, LayoutA, LayoutB, OutputOp, GemmAutoSmallPolicy,
                                      /*SplitK=*/true>;
   //! What the Large configuration runs on a device that runs the Hopper tier.
-  using Hopper = GemmSm90<ElementAB, ElementD, LayoutA, LayoutB, 4, OutputOp>;
+  using Hopper = GemmSm90<ElementAB, ElementD, LayoutA, LayoutB, GemmAutoHopperLargeConfig::kStages,
+                          OutputOp, GemmAutoHopperLargeConfig>;
+  //! The Hopper tier's tiles for smaller problems.
+  using Hopper64x128 = GemmSm90<ElementAB, ElementD, LayoutA, LayoutB, GemmAutoHopper64x128Config::kStages,
+                                OutputOp, GemmAutoHopper64x128Config>;
+  using Hopper64x64 = GemmSm90<ElementAB, ElementD, LayoutA, LayoutB, GemmAutoHopper64x64Config::kStages,
+                               OutputOp, GemmAutoHopper64x64Config>;
   static constexpr Layout kLayoutA = LayoutA;
   static constexpr Layout kLayoutB = LayoutB;
 
@@ -220,10 +281,13 @@ class GemmAuto {
   static GemmTier tier(const Arguments& args) {
     int sms = 0;
     if (!current_sm_count(&sms)) return GemmTier::kAmpere;
-    typename Hopper::Params p{};
-    const GemmTier large =
-        hopper_params(p, with_split(args, 1)) ? GemmTier::kHopper : GemmTier::kAmpere;
-    return select(args, sms, large).tile == Config::Tile::kLarge ? large : GemmTier::kAmpere;
+    const Arguments a = with_split(args, 1);
+    switch (select(args, sms).tile) {
+      case Config::Tile::kLarge: return takes<Hopper>(a) ? GemmTier::kHopper : GemmTier::kAmpere;
+      case Config::Tile::kHopper64x128: return takes<Hopper64x128>(a) ? GemmTier::kHopper : GemmTier::kAmpere;
+      case Config::Tile::kHopper64x64: return takes<Hopper64x64>(a) ? GemmTier::kHopper : GemmTier::kAmpere;
+      default: return GemmTier::kAmpere;
+    }
   }
 
   //! The configuration `run` uses for `args` on a GPU with `sm_count` SMs where the Large
@@ -266,39 +330,44 @@ class GemmAuto {
     if (!s) return s;
     return can_implement(args, select(args, sms));
   }
-  //! Checks `args` for configuration `config`.
+  //! Checks `args` for configuration `config`. A Hopper-only tile the Hopper tier cannot run
+  //! here is checked as what `run` then runs: the Small tile without split-K.
   static Status can_implement(const Arguments& args, const Config& config) {
+    if (config.tile != Config::Tile::kSmall && config.split_k != 1) return invalid_config(config);
     const Arguments a = with_split(args, config.split_k);
     switch (config.tile) {
       case Config::Tile::kLarge: return Large::can_implement(a);
       case Config::Tile::kMedium: return Medium::can_implement(a);
       case Config::Tile::kSmall: return Small::can_implement(a);
+      case Config::Tile::kHopper64x128:
+        return Hopper64x128::can_implement(a) ? Status::success() : Small::can_implement(a);
+      case Config::Tile::kHopper64x64:
+        return Hopper64x64::can_implement(a) ? Status::success() : Small::can_implement(a);
     }
     return invalid_config(config);
   }
 
   //! Chooses the configuration for the current device and runs it on `stream`. The choice needs
   //! only whether the Hopper tier takes the arguments; the tensor maps are encoded (once) only
-  //! when the Large configuration runs.
+  //! when a Hopper-tier tile runs.
   static Status run(const Arguments& args, cudaStream_t stream = nullptr) {
     int sms = 0;
     Status s = current_sm_count(&sms);
     if (!s) return s;
     return run(args, select(args, sms), stream);
   }
-  //! Runs configuration `config` (e.g. one chosen earlier by `select`) on `stream`.
+  //! Runs configuration `config` (e.g. one chosen earlier by `select`) on `stream`. Where the
+  //! Hopper tier cannot run it (another GPU, or TMA cannot address the operands), the Large tile
+  //! runs on the Ampere tier, and the Hopper-only tiles run as the Small tile without split-K.
   static Status run(const Arguments& args, const Config& config, cudaStream_t stream = nullptr) {
     if (config.tile != Config::Tile::kSmall && config.split_k != 1) return invalid_config(config);
     const Arguments a = with_split(args, config.split_k);
     switch (config.tile) {
-      case Config::Tile::kLarge: {
-        // GemmSm90's checks are the Large configuration's, plus its own.
-        typename Hopper::Params p{};
-        if (hopper_params(p, a)) return Hopper::launch(p, stream);
-        return Large::run(a, stream);
-      }
+      case Config::Tile::kLarge: return run_on_hopper<Hopper, Large>(a, stream);
       case Config::Tile::kMedium: return Medium::run(a, stream);
       case Config::Tile::kSmall: return Small::run(a, stream);
+      case Config::Tile::kHopper64x128: return run_on_hopper<Hopper64x128, Small>(a, stream);
+      case Config::Tile::kHopper64x64: return run_on_hopper<Hopper64x64, Small>(a, stream);
     }
     return invalid_config(config);
   }
@@ -315,9 +384,20 @@ class GemmAuto {
   }
 
  private:
-  // The Hopper tier's parameters for `args`, if it takes them (see GemmMultistage's fallback).
-  static bool hopper_params(typename Hopper::Params& p, const Arguments& args) {
-    return Hopper::can_implement(args) && Hopper::make_params(p, args);
+  // Whether the Hopper tier's GEMM `H` runs `args` here (its checks, then its tensor maps).
+  template <class H>
+  static bool takes(const Arguments& args, typename H::Params* params = nullptr) {
+    typename H::Params p{};
+    if (!H::can_implement(args) || !H::make_params(p, args)) return false;
+    if (params) *params = p;
+    return true;
+  }
+  // `H` where the Hopper tier takes `args` (one tensor-map encode), else `Fallback`.
+  template <class H, class Fallback>
+  static Status run_on_hopper(const Arguments& args, cudaStream_t stream) {
+    typename H::Params p{};
+    if (takes<H>(args, &p)) return H::launch(p, stream);
+    return Fallback::run(args, stream);
   }
 
   static Arguments with_split(const Arguments& args, int split_k) {
