@@ -22,6 +22,9 @@ ProblemSet::ProblemSet(const Options& o) : o_(o) {
       for (int s : square_sizes()) all.push_back({"square", s, s, s, d, l});
       for (const auto& [n, k] : nks)
         for (int m : ms) all.push_back({"model", m, n, k, d, l});
+      // One wave whose edge tiles are a large share of it (27 of its 96 tiles of 256 x 128 are
+      // partial; K = 4104 leaves a k-residue of 8): the edge-tile path against the 4096^3 rate.
+      if (!o_.quick) all.push_back({"edge", 1000, 3000, 4104, d, l});
     }
   for (const auto& p : all)
     if (selected(p)) problems_.push_back(p);

@@ -19,7 +19,7 @@ constexpr double kL2Factor = 3.0;    // the input sets together cover this many 
 constexpr double kHugeFlops = 4e12;  // 16384^3: only cuBLAS, the default (+ f16 TN stages)
 
 struct Problem {
-  std::string group;  // "square" or "model"
+  std::string group;  // "square", "model" or "edge"
   int m, n, k;
   DType dtype;
   LayoutPair layout;
@@ -39,8 +39,9 @@ inline bool same_problem(const Problem& a, const Problem& b) {
 }
 
 //! The problems of a run: squares M = N = K from 512 to 16384, the model shapes M in {16, 128,
-//! 1024, 8192} x (N, K) in {(4096, 4096), (14336, 4096), (4096, 14336)} (fewer with --quick), for
-//! f16 and bf16, TN and NN, less those --filter leaves out. The f16 TN squares at the sweep sizes
+//! 1024, 8192} x (N, K) in {(4096, 4096), (14336, 4096), (4096, 14336)} and the edge-heavy
+//! 1000 x 3000 x 4104 (fewer with --quick), for f16 and bf16, TN and NN, less those --filter
+//! leaves out. The f16 TN squares at the sweep sizes
 //! (2048, 4096, 8192) time every compiled configuration.
 class ProblemSet {
  public:
