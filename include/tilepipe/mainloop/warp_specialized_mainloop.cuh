@@ -26,21 +26,18 @@ namespace tilepipe {
 
 //! Tile and pipeline depth of the Hopper tier.
 //!
-//! \tparam TileM   rows of D per tile: 64 per consumer warpgroup (128: two consumers)
+//! \tparam TileM   rows of D per tile: 64 per consumer warpgroup (64 or 128: one or two)
 //! \tparam TileN   columns of D per tile: 64, 128 or 256 (one wgmma's N)
 //! \tparam Stages  ring slots, each a `TileM x 64` A tile and a `64 x TileN` B tile
 //! \tparam ClusterM  CTAs per cluster along M (1, 2 or 4): the cluster's tiles share their B
 //!                   tile, which each CTA copies a part of and multicasts (TmaTileLoader)
 template <int TileM, int TileN, int Stages, int ClusterM = 1>
 struct HopperTileConfig {
-  static_assert(TileM == 64 || TileM == 128 || TileM == 192 || TileM == 256,
-                "HopperTileConfig: TileM must be 64 per consumer warpgroup (64, 128, 192 or 256)");
+  static_assert(TileM == 64 || TileM == 128,
+                "HopperTileConfig: TileM must be 64 or 128 (one or two consumer warpgroups of 64 "
+                "rows); with four (256 x 128) the kernel hung on an H100, and three were never run");
   static_assert(TileN == 64 || TileN == 128 || TileN == 256,
                 "HopperTileConfig: TileN must be 64, 128 or 256 (the N of one wgmma)");
-  static_assert((TileM / 64) * TileN <= 512,
-                "HopperTileConfig: (TileM / 64) x TileN must be at most 512: each consumer warpgroup "
-                "holds TileN / 2 f32 accumulators per thread, and more consumers leave each fewer "
-                "registers (128 x 256 and 192 x 128 fit, 192 x 256 does not)");
   static_assert(Stages >= 2, "HopperTileConfig: the ring needs at least 2 stages");
   static_assert(ClusterM == 1 || ClusterM == 2 || ClusterM == 4,
                 "HopperTileConfig: ClusterM must be 1, 2 or 4");
