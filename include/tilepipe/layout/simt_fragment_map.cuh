@@ -53,9 +53,9 @@ struct SimtFragmentMap {
 //! `split_element` XORs the lane's offset with `xor_chunks(i, kb, v)` 16-byte chunks (within a
 //! group of 8, where the swizzle acts) and adds `add_chunks(i, kb, v)`, both read off lane 0 of
 //! the first warp. Where `kSplits` holds (checked exhaustively at compile time, required by
-//! SimtFragmentLoader, true for every tile tested) that is exact for every lane and warp; the
-//! swizzle's XOR of a row's chunks by the row (mod 8) is then one more
-//! constant XOR, so an MN-contiguous A needs 2 registers for its 8 loads, not 8.
+//! SimtFragmentLoader, true for every tile tested) that is exact for every lane and warp. The
+//! swizzle's XOR of a row's chunks by the row (mod 8) is then one more constant XOR, so an
+//! MN-contiguous A needs 2 registers for its 8 loads, not 8.
 template <Operand Op, SmemOrder Order, class Layout, int TileMN, int TileK, int WarpMN>
 struct SimtFragmentAddressing {
   using Map = SimtFragmentMap<Op>;
