@@ -100,7 +100,7 @@ std::vector<const TilepipeKernel*> Bench::plan(const Problem& p) const {
     const TilepipeKernel* k = find_kernel(kernels_, p.dtype, p.layout, c);
     if (k && std::find(out.begin(), out.end(), k) == out.end()) out.push_back(k);
   };
-  if (problems_.is_sweep(p)) {
+  if (problems_.is_sweep(p) || p.dtype == DType::kF32) {  // f32: its few kernels, all of them
     for (const auto& k : kernels_)
       if (k.dtype == p.dtype && k.layout == p.layout) out.push_back(&k);
     return out;
@@ -121,10 +121,10 @@ void Bench::run_problem(const Problem& p, std::uint64_t seed) {
     std::fprintf(stderr, "[bench] %s: skipped (%s)\n", p.key().c_str(), why.c_str());
     return;
   }
-  // The reference: cuBLAS with f32 output, on set 0.
+  // The reference: cuBLAS with f32 output (and for f32 inputs, SGEMM's full f32), on set 0.
   CHECK_CUBLAS(cublas_gemm(cublas_, p, buf.a_of(0), buf.b_of(0), buf.ref, CUDA_R_32F));
   CHECK_CUDA(cudaStreamSynchronize(stream_));
-  const cudaDataType_t d_type = p.dtype == DType::kF16 ? CUDA_R_16F : CUDA_R_16BF;
+  const cudaDataType_t d_type = cuda_type_of(p.dtype);
 
   // Every configuration of the problem (cuBLAS, the compiled tilepipe ones, GemmAuto, the other
   // peers') is verified once, then all are timed in kRounds rounds, each taking its turn in every
@@ -142,6 +142,20 @@ void Bench::run_problem(const Problem& p, std::uint64_t seed) {
     Launch launch = [&, d_type](int s) -> std::string {
       const cublasStatus_t st = cublas_gemm(cublas_, p, buf.a_of(s), buf.b_of(s), buf.d_of(s), d_type);
       return st == CUBLAS_STATUS_SUCCESS ? "" : std::string("cublasGemmEx: ") + cublasGetStatusString(st);
+    };
+    entries.push_back({r, launch});
+  }
+  // For f32 inputs, cuBLAS's tf32 GEMM too: the peer of tilepipe's MathTF32, as SGEMM is of
+  // MathSimtF32.
+  if (p.dtype == DType::kF32) {
+    Record r;
+    r.problem = p;
+    r.cublas = true;
+    r.cublas_tf32 = true;
+    Launch launch = [&, d_type](int s) -> std::string {
+      const cublasStatus_t st = cublas_gemm(cublas_, p, buf.a_of(s), buf.b_of(s), buf.d_of(s), d_type,
+                                            CUBLAS_COMPUTE_32F_FAST_TF32);
+      return st == CUBLAS_STATUS_SUCCESS ? "" : std::string("cublasGemmEx (tf32): ") + cublasGetStatusString(st);
     };
     entries.push_back({r, launch});
   }
@@ -222,7 +236,8 @@ void Bench::run_problem(const Problem& p, std::uint64_t seed) {
   for (Entry& e : entries) verify(e.r, e.launch, buf);
   // One more turn per round, the last of a forward round and the first of a backward one: the
   // register-only mma.sync kernel, i.e. the peak at the clock the GPU keeps while this problem
-  // is measured (the start-of-run peak may be ~10% off by then).
+  // is measured (the start-of-run peak may be ~10% off by then). f32 problems take bf16's turn for
+  // the same schedule, but report no peak: f32's paths have other ceilings.
   const MmaPeakKernel& peak_kernel = p.dtype == DType::kF16 ? peak_f16_ : peak_bf16_;
   const std::size_t turns = entries.size() + 1;
   const Launch peak_launch = [&](int) -> std::string {
@@ -258,7 +273,7 @@ void Bench::run_problem(const Problem& p, std::uint64_t seed) {
   const double peak_now = peak_kernel.flops() / (peak_timing.median_ms * 1e-3) / 1e12;
   std::fprintf(stderr, "[bench] %-24s mma.sync peak in turns %.1f TFLOP/s\n", p.key().c_str(), peak_now);
   for (std::size_t i = 0; i < entries.size(); ++i) {
-    entries[i].r.peak_now = peak_now;
+    entries[i].r.peak_now = p.dtype == DType::kF32 ? NAN : peak_now;
     finish(entries[i].r, samples[i]);
   }
   CHECK_CUDA(cudaStreamSynchronize(stream_));
@@ -276,7 +291,7 @@ KernelResources Bench::resources_of(const TilepipeKernel* k) {
 
 void Bench::verify(Record& r, const Launch& launch, const Buffers& buf) {
   r.sets = buf.sets;
-  CHECK_CUDA(cudaMemsetAsync(buf.d_of(0), 0xFF, 2 * buf.elems_d, stream_));  // NaN
+  CHECK_CUDA(cudaMemsetAsync(buf.d_of(0), 0xFF, buf.elem_bytes * buf.elems_d, stream_));  // NaN
   std::string error = launch(0);
   if (error.empty()) {
     CHECK_CUDA(cudaGetLastError());

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <tilepipe/gemm/default_policy.cuh>
@@ -23,7 +24,8 @@
 namespace tilepipe_bench {
 
 //! Element type of A, B and D: the benchmark measures kF16 and kBF16 (accumulation is always
-//! f32); `name_of` gives "f16" and "bf16".
+//! f32), and kF32 at a few squares (its own table: tf32 and SIMT f32 against cuBLAS's two f32
+//! paths); `name_of` gives "f16", "bf16" and "f32".
 using DType = tptest::DType;
 using tptest::name_of;
 
@@ -33,13 +35,25 @@ enum class LayoutPair { kTN, kNN };
 
 inline const char* name_of(LayoutPair l) { return l == LayoutPair::kTN ? "tn" : "nn"; }
 
-//! One GemmPolicy: block tile, warp tile, stages.
+//! The math of a configuration (tilepipe/numeric/math.cuh): MathDefault for f16 and bf16, and for
+//! f32 MathTF32 (tensor cores) or MathSimtF32 (CUDA cores).
+enum class MathKind { kDefault, kTF32, kSimtF32 };
+
+template <class Math>
+constexpr MathKind math_kind_of() {
+  if constexpr (std::is_same_v<Math, tilepipe::MathTF32>) return MathKind::kTF32;
+  else if constexpr (std::is_same_v<Math, tilepipe::MathSimtF32>) return MathKind::kSimtF32;
+  else return MathKind::kDefault;
+}
+
+//! One GemmPolicy: block tile, warp tile, stages, and the math where it is not the default.
 struct TileConfig {
   int tile_m, tile_n, tile_k, warp_m, warp_n, stages;
+  MathKind math = MathKind::kDefault;
 
   constexpr bool same_tile(const TileConfig& o) const {
     return tile_m == o.tile_m && tile_n == o.tile_n && tile_k == o.tile_k && warp_m == o.warp_m &&
-           warp_n == o.warp_n;
+           warp_n == o.warp_n && math == o.math;
   }
   constexpr bool operator==(const TileConfig& o) const { return same_tile(o) && stages == o.stages; }
   constexpr int warps() const { return (tile_m / warp_m) * (tile_n / warp_n); }
@@ -47,10 +61,11 @@ struct TileConfig {
   std::string tile_name() const {
     return std::to_string(tile_m) + "x" + std::to_string(tile_n) + "x" + std::to_string(tile_k);
   }
-  //! "128x128x32/w64x64/s4".
+  //! "128x128x32/w64x64/s4", "128x128x32/w64x32/s3/tf32" (or "/simt") for the f32 maths.
   std::string name() const {
     return tile_name() + "/w" + std::to_string(warp_m) + "x" + std::to_string(warp_n) + "/s" +
-           std::to_string(stages);
+           std::to_string(stages) +
+           (math == MathKind::kTF32 ? "/tf32" : math == MathKind::kSimtF32 ? "/simt" : "");
   }
 };
 
@@ -64,8 +79,8 @@ constexpr TileConfig hopper_config_of() {
 //! The TileConfig of a GemmPolicy.
 template <class Policy>
 constexpr TileConfig config_of() {
-  return TileConfig{Policy::Tile::kM, Policy::Tile::kN, Policy::Tile::kK,
-                    Policy::Warp::kM, Policy::Warp::kN, Policy::kStages};
+  return TileConfig{Policy::Tile::kM, Policy::Tile::kN, Policy::Tile::kK, Policy::Warp::kM,
+                    Policy::Warp::kN, Policy::kStages, math_kind_of<typename Policy::Math>()};
 }
 
 //! GemmMultistage's default, `DefaultGemmPolicy<4>`: 256x128x64 when every target of the build
@@ -135,6 +150,7 @@ struct TilepipeKernel {
 void add_f16_tn_sweep_a(std::vector<TilepipeKernel>& out);     //!< f16 TN, 4-8 warp tiles, K 32
 void add_f16_tn_sweep_b(std::vector<TilepipeKernel>& out);     //!< f16 TN, the other tiles
 void add_candidate_kernels(std::vector<TilepipeKernel>& out);  //!< bf16 TN, f16 NN, bf16 NN
+void add_f32_kernels(std::vector<TilepipeKernel>& out);        //!< f32 TN and NN, tf32 and SIMT
 
 //! What tilepipe::GemmAuto (gemm_heuristic.cuh) chooses for one problem.
 struct AutoChoice {

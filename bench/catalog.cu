@@ -13,6 +13,7 @@ std::vector<TilepipeKernel> all_kernels() {
   add_f16_tn_sweep_a(kernels);
   add_f16_tn_sweep_b(kernels);
   add_candidate_kernels(kernels);
+  add_f32_kernels(kernels);
   return kernels;
 }
 

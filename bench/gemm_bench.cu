@@ -15,7 +15,10 @@
 //    sweep and (f16 TN) the defaults of every stage count.
 //    On every problem also "auto": tilepipe::GemmAuto, whose heuristic picks the tile and the
 //    split-K factor (with a workspace); its choice is in the summary and the JSON.
-// 3. Prints a table per sweep size and one summary table (LAST on stdout), and writes a JSON file
+//    f32 A, B and D at the squares 2048 and 4096, TN and NN: tilepipe's f32 default tile under
+//    MathTF32 and MathSimtF32 against cuBLAS's tf32 GEMM (CUBLAS_COMPUTE_32F_FAST_TF32) and SGEMM
+//    (CUBLAS_COMPUTE_32F, also the reference), in a table of their own.
+// 3. Prints a table per sweep size, the f32 table and one summary table (LAST on stdout), and writes a JSON file
 //    (--json) that scripts/plot_bench.py turns into a plot. Progress goes to stderr.
 //
 // Method (docs/performance.md says more): inputs uniform in [-1, 1) drawn on the device; enough

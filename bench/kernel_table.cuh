@@ -19,7 +19,8 @@ namespace tilepipe_bench {
 // kDefaultConfig (bench_common.cuh) is derived from tilepipe::DefaultGemmPolicy<4> itself.
 
 template <DType D>
-using ElementOf = std::conditional_t<D == DType::kF16, __half, __nv_bfloat16>;
+using ElementOf = std::conditional_t<D == DType::kF16, __half,
+                                     std::conditional_t<D == DType::kBF16, __nv_bfloat16, float>>;
 
 template <LayoutPair L>
 inline constexpr tilepipe::Layout kLayoutA =
@@ -32,8 +33,8 @@ inline constexpr tilepipe::Layout kLayoutA =
 //! (sm_90) build has them.
 inline constexpr std::size_t kMaxRingBytes = tilepipe::detail::kMinSmemBytesPerBlockOfTargets;
 
-template <int TM, int TN, int TK, int S>
-inline constexpr std::size_t kRingBytes = std::size_t(S) * (TM + TN) * TK * 2;  // 16-bit A and B
+template <DType D, int TM, int TN, int TK, int S>
+inline constexpr std::size_t kRingBytes = std::size_t(S) * (TM + TN) * TK * sizeof(ElementOf<D>);
 
 //! GEMM arguments for the benchmark's operands: alpha = 1, beta = 0, D row-major (the defaults).
 template <DType D>
@@ -54,22 +55,22 @@ tilepipe::GemmArguments<ElementOf<D>, ElementOf<D>> arguments_of(const Operands&
   return args;
 }
 
-template <DType D, LayoutPair L, int TM, int TN, int TK, int WM, int WN, int S>
 // The benchmark's operands are 16-byte aligned: no narrow kernel (AnyAlignment = false), whose
-// compile time every configuration would pay.
+// compile time every configuration would pay. `Math` is MathDefault except for f32.
+template <DType D, LayoutPair L, int TM, int TN, int TK, int WM, int WN, int S, class Math>
 using GemmOf = tilepipe::GemmMultistage<ElementOf<D>, ElementOf<D>, kLayoutA<L>,
-                                        tilepipe::Layout::kColumnMajor, S,
-                                        tilepipe::Identity, tilepipe::TileConfig<TM, TN, TK, WM, WN>,
+                                        tilepipe::Layout::kColumnMajor, S, tilepipe::Identity,
+                                        tilepipe::TileConfig<TM, TN, TK, WM, WN, Math>,
                                         /*SplitK=*/false, /*AnyAlignment=*/false>;
 
-template <DType D, LayoutPair L, int TM, int TN, int TK, int WM, int WN, int S>
+template <DType D, LayoutPair L, int TM, int TN, int TK, int WM, int WN, int S, class Math>
 tilepipe::Status run_gemm(const Operands& op, cudaStream_t stream) {
-  return GemmOf<D, L, TM, TN, TK, WM, WN, S>::run(arguments_of<D>(op), stream);
+  return GemmOf<D, L, TM, TN, TK, WM, WN, S, Math>::run(arguments_of<D>(op), stream);
 }
 
-template <DType D, LayoutPair L, int TM, int TN, int TK, int WM, int WN, int S>
+template <DType D, LayoutPair L, int TM, int TN, int TK, int WM, int WN, int S, class Math>
 KernelResources kernel_resources() {
-  using Gemm = GemmOf<D, L, TM, TN, TK, WM, WN, S>;
+  using Gemm = GemmOf<D, L, TM, TN, TK, WM, WN, S, Math>;
   // The kernel GemmMultistage::run launches (an implementation detail of gemm_multistage.cuh).
   auto kernel = tilepipe::gemm_kernel<typename Gemm::Kernel>;
   KernelResources r;
@@ -84,17 +85,20 @@ KernelResources kernel_resources() {
   return r;
 }
 
-//! Appends GemmMultistage<D, L, Policy<TM, TN, TK, WM, WN, S>> if its ring fits kMaxRingBytes;
-//! otherwise instantiates nothing (the discarded branch names no GemmMultistage type).
-template <DType D, LayoutPair L, int TM, int TN, int TK, int WM, int WN, int S>
+//! Appends GemmMultistage<D, L, Policy<TM, TN, TK, WM, WN, S, Math>> if its ring fits
+//! kMaxRingBytes; otherwise instantiates nothing (the discarded branch names no GemmMultistage
+//! type).
+template <DType D, LayoutPair L, int TM, int TN, int TK, int WM, int WN, int S,
+          class Math = tilepipe::MathDefault>
 void add_kernel(std::vector<TilepipeKernel>& out) {
-  if constexpr (kRingBytes<TM, TN, TK, S> <= kMaxRingBytes) {
-    using Gemm = GemmOf<D, L, TM, TN, TK, WM, WN, S>;
-    static_assert(sizeof(typename Gemm::Mainloop::SharedStorage) == kRingBytes<TM, TN, TK, S>,
+  if constexpr (kRingBytes<D, TM, TN, TK, S> <= kMaxRingBytes) {
+    using Gemm = GemmOf<D, L, TM, TN, TK, WM, WN, S, Math>;
+    static_assert(sizeof(typename Gemm::Mainloop::SharedStorage) == kRingBytes<D, TM, TN, TK, S>,
                   "kRingBytes no longer matches the mainloop's shared storage; update it");
-    out.push_back(TilepipeKernel{TileConfig{TM, TN, TK, WM, WN, S}, D, L, Gemm::kSharedBytes,
-                                 Gemm::kThreads, &run_gemm<D, L, TM, TN, TK, WM, WN, S>,
-                                 &kernel_resources<D, L, TM, TN, TK, WM, WN, S>,
+    out.push_back(TilepipeKernel{TileConfig{TM, TN, TK, WM, WN, S, math_kind_of<Math>()}, D, L,
+                                 Gemm::kSharedBytes, Gemm::kThreads,
+                                 &run_gemm<D, L, TM, TN, TK, WM, WN, S, Math>,
+                                 &kernel_resources<D, L, TM, TN, TK, WM, WN, S, Math>,
                                  Gemm::kHasHopperTier});
   }
 }

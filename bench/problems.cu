@@ -26,6 +26,8 @@ ProblemSet::ProblemSet(const Options& o) : o_(o) {
       // partial; K = 4104 leaves a k-residue of 8): the edge-tile path against the 4096^3 rate.
       if (!o_.quick) all.push_back({"edge", 1000, 3000, 4104, d, l});
     }
+  for (LayoutPair l : {LayoutPair::kTN, LayoutPair::kNN})
+    for (int s : f32_square_sizes()) all.push_back({"square", s, s, s, DType::kF32, l});
   for (const auto& p : all)
     if (selected(p)) problems_.push_back(p);
   // Run order: sweep problems first, in sweep_sizes() order.
@@ -38,6 +40,10 @@ ProblemSet::ProblemSet(const Options& o) : o_(o) {
 
 std::vector<int> ProblemSet::square_sizes() const {
   return o_.quick ? std::vector<int>{1024, 4096} : std::vector<int>{512, 1024, 2048, 4096, 8192, 16384};
+}
+
+std::vector<int> ProblemSet::f32_square_sizes() const {
+  return o_.quick ? std::vector<int>{4096} : std::vector<int>{2048, 4096};
 }
 
 std::vector<int> ProblemSet::sweep_sizes() const {
@@ -87,7 +93,8 @@ bool make_buffers(const Problem& p, std::size_t l2_bytes, std::uint64_t seed, cu
   buf->elems_a = std::size_t(p.m) * p.k;
   buf->elems_b = std::size_t(p.k) * p.n;
   buf->elems_d = std::size_t(p.m) * p.n;
-  const std::size_t set_bytes = 2 * (buf->elems_a + buf->elems_b + buf->elems_d);
+  buf->elem_bytes = tptest::size_of(p.dtype);
+  const std::size_t set_bytes = buf->elem_bytes * (buf->elems_a + buf->elems_b + buf->elems_d);
   int sets = int(std::ceil(kL2Factor * double(l2_bytes) / double(set_bytes)));
   sets = std::clamp(sets, 1, 1024);
   std::size_t free_bytes = 0, total_bytes = 0;
@@ -101,14 +108,14 @@ bool make_buffers(const Problem& p, std::size_t l2_bytes, std::uint64_t seed, cu
   }
   sets = int(std::min<std::size_t>(sets, (free_bytes - ref_bytes - reserve) / set_bytes));
   buf->sets = sets;
-  CHECK_CUDA(cudaMalloc(&buf->a, 2 * buf->elems_a * sets));
-  CHECK_CUDA(cudaMalloc(&buf->b, 2 * buf->elems_b * sets));
-  CHECK_CUDA(cudaMalloc(&buf->d, 2 * buf->elems_d * sets));
+  CHECK_CUDA(cudaMalloc(&buf->a, buf->elem_bytes * buf->elems_a * sets));
+  CHECK_CUDA(cudaMalloc(&buf->b, buf->elem_bytes * buf->elems_b * sets));
+  CHECK_CUDA(cudaMalloc(&buf->d, buf->elem_bytes * buf->elems_d * sets));
   CHECK_CUDA(cudaMalloc(&buf->ref, ref_bytes));
   // Uniform in [-1, 1): the hash of (seed, index) that the device tests use (device_fill.cuh).
   CHECK_CUDA(tptest::fill(p.dtype, buf->a, buf->elems_a * sets, seed * 2, /*range=*/0, stream));
   CHECK_CUDA(tptest::fill(p.dtype, buf->b, buf->elems_b * sets, seed * 2 + 1, /*range=*/0, stream));
-  CHECK_CUDA(cudaMemsetAsync(buf->d, 0xFF, 2 * buf->elems_d * sets, stream));
+  CHECK_CUDA(cudaMemsetAsync(buf->d, 0xFF, buf->elem_bytes * buf->elems_d * sets, stream));
   return true;
 }
 

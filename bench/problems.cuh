@@ -40,8 +40,9 @@ inline bool same_problem(const Problem& a, const Problem& b) {
 
 //! The problems of a run: squares M = N = K from 512 to 16384, the model shapes M in {16, 128,
 //! 1024, 8192} x (N, K) in {(4096, 4096), (14336, 4096), (4096, 14336)} and the edge-heavy
-//! 1000 x 3000 x 4104 (fewer with --quick), for f16 and bf16, TN and NN, less those --filter
-//! leaves out. The f16 TN squares at the sweep sizes
+//! 1000 x 3000 x 4104 (fewer with --quick), for f16 and bf16, TN and NN; f32 squares 2048 and
+//! 4096 (4096 with --quick), TN and NN; less those --filter leaves out. The f16 TN squares at the
+//! sweep sizes
 //! (2048, 4096, 8192) time every compiled configuration.
 class ProblemSet {
  public:
@@ -57,6 +58,7 @@ class ProblemSet {
 
  private:
   std::vector<int> square_sizes() const;
+  std::vector<int> f32_square_sizes() const;
   std::vector<int> sweep_sizes() const;
   bool selected(const Problem& p) const;
 
@@ -69,15 +71,16 @@ class ProblemSet {
 //! kL2Factor times the L2 and no run finds its inputs there, and the f32 reference.
 struct Buffers {
   std::size_t elems_a = 0, elems_b = 0, elems_d = 0;
+  std::size_t elem_bytes = 2;  // of A, B and D: the problem's data type
   int sets = 0;
   void* a = nullptr;  // sets x elems_a
   void* b = nullptr;  // sets x elems_b
   void* d = nullptr;  // sets x elems_d
   float* ref = nullptr;  // m x n, row-major: the cuBLAS f32-output reference on set 0
 
-  const void* a_of(int s) const { return static_cast<const char*>(a) + 2 * elems_a * s; }
-  const void* b_of(int s) const { return static_cast<const char*>(b) + 2 * elems_b * s; }
-  void* d_of(int s) const { return static_cast<char*>(d) + 2 * elems_d * s; }
+  const void* a_of(int s) const { return static_cast<const char*>(a) + elem_bytes * elems_a * s; }
+  const void* b_of(int s) const { return static_cast<const char*>(b) + elem_bytes * elems_b * s; }
+  void* d_of(int s) const { return static_cast<char*>(d) + elem_bytes * elems_d * s; }
 
   void release();
 };

@@ -59,7 +59,7 @@ void print_peer_table(const Results& res, const std::vector<Problem>& problems) 
   std::printf("\n");
   for (const auto& p : problems) {
     const Record* c = res.cublas_of(p);
-    if (!c) continue;
+    if (!c || p.dtype == DType::kF32) continue;  // f32: its own table
     const Record* d = res.tilepipe_of(p, kDefaultConfig);
     const Record* b = res.best_tilepipe(p);
     auto over = [](const Record* r, const Record* peer) {
@@ -74,6 +74,33 @@ void print_peer_table(const Results& res, const std::vector<Problem>& problems) 
                   r ? fmt("%.1f", r->tflops).c_str() : "-", over(d, r).c_str(), over(b, r).c_str());
     }
     std::printf("\n");
+  }
+}
+
+// f32 inputs: each of tilepipe's two maths over cuBLAS's path of the same precision.
+void print_f32_table(const Results& res, const std::vector<Problem>& problems) {
+  std::printf("\nf32 A, B and D, TFLOP/s: full f32 (tilepipe MathSimtF32, FFMA, over cuBLAS SGEMM, "
+              "CUBLAS_COMPUTE_32F) and tf32 (tilepipe MathTF32 over cuBLAS CUBLAS_COMPUTE_32F_FAST_TF32); "
+              "err = relative Frobenius error against SGEMM's result; ! = failed verification.\n");
+  std::printf("%-3s %-18s | %11s %8s %5s %8s | %11s %8s %5s %8s\n", "lay", "M x N x K", "cublas-f32",
+              "simt", "/cub", "err", "cublas-tf32", "tf32", "/cub", "err");
+  auto tflops = [](const Record* r) {
+    return r ? fmt("%.1f", r->tflops) + (r->verified ? "" : "!") : std::string("-");
+  };
+  auto over = [](const Record* r, const Record* c) {
+    return r && r->verified && c && c->verified && c->tflops > 0 ? fmt("%.2f", r->tflops / c->tflops) : "-";
+  };
+  auto err = [](const Record* r) { return r ? fmt("%.1e", r->rel_error) : std::string("-"); };
+  for (const auto& p : problems) {
+    if (p.dtype != DType::kF32) continue;
+    const Record* c32 = res.cublas_of(p);
+    const Record* ctf = res.cublas_of(p, /*tf32=*/true);
+    const Record* simt = res.tilepipe_of(p, MathKind::kSimtF32);
+    const Record* tf32 = res.tilepipe_of(p, MathKind::kTF32);
+    std::printf("%-3s %-18s | %11s %8s %5s %8s | %11s %8s %5s %8s\n", name_of(p.layout),
+                p.shape().c_str(), tflops(c32).c_str(), tflops(simt).c_str(), over(simt, c32).c_str(),
+                err(simt).c_str(), tflops(ctf).c_str(), tflops(tf32).c_str(), over(tf32, ctf).c_str(),
+                err(tf32).c_str());
   }
 }
 
@@ -138,6 +165,8 @@ void print_tables(const Results& res, const RunInfo& run) {
 
   // The other peers, where the build has any (TILEPIPE_BENCH_CUTLASS).
   if (!res.peers().empty()) print_peer_table(res, problems);
+  if (std::any_of(problems.begin(), problems.end(), [](const Problem& p) { return p.dtype == DType::kF32; }))
+    print_f32_table(res, problems);
 
   // Summary: one row per problem.
   std::printf("\nAll problems, TFLOP/s. default = %s (GemmMultistage<4>: on an sm_90a device, its Hopper tier); best = fastest verified fixed tilepipe configuration timed on that problem;\n"
@@ -150,7 +179,7 @@ void print_tables(const Results& res, const RunInfo& run) {
               "TFLOP/s", "/cublas", "/peak", "/now", "auto", "TFLOP/s", "/cublas", "/best", "check");
   for (const auto& p : problems) {
     const Record* c = res.cublas_of(p);
-    if (!c) continue;
+    if (!c || p.dtype == DType::kF32) continue;  // f32: its own table
     const Record* d = res.tilepipe_of(p, kDefaultConfig);
     const Record* b = res.best_tilepipe(p);
     const Record* a = res.auto_of(p);

@@ -18,6 +18,7 @@ namespace tilepipe_bench {
 struct Record {
   Problem problem;
   bool cublas = false;
+  bool cublas_tf32 = false;  // f32 problems: cuBLAS with CUBLAS_COMPUTE_32F_FAST_TF32 (else SGEMM)
   bool is_auto = false;  // GemmAuto: `config` and `split_k` are what its heuristic chose
   std::string peer;         // another library's kernel (PeerKernel::peer, e.g. "cutlass-sm90")
   std::string peer_config;  // and its configuration (PeerKernel::config)
@@ -39,7 +40,7 @@ struct Record {
   std::string error;  // a launch that failed (can_implement, cuBLAS status)
 
   std::string config_name() const {
-    if (cublas) return "cublas";
+    if (cublas) return cublas_tf32 ? "cublas-tf32" : "cublas";
     if (is_peer()) return peer_config;
     if (is_auto) return "auto(" + auto_choice().name() + ")";
     return config.name();
@@ -59,7 +60,7 @@ struct Record {
 };
 
 struct Results {
-  PeakResult peak[2];      // measured before the problems, by DType
+  PeakResult peak[2];      // measured before the problems, by DType (f16, bf16; none for f32)
   PeakResult peak_end[2];  // and after them
   std::vector<Record> records;
   // The f16 TN sweep's fastest configuration, timed on the other problems (4096's if it ran).
@@ -67,9 +68,17 @@ struct Results {
   int best_sweep_from = 0;
   bool has_best_sweep = false;
 
-  const Record* cublas_of(const Problem& p) const {
+  // cuBLAS on p: its f32-compute GEMM (SGEMM for f32), or for f32 its tf32 one.
+  const Record* cublas_of(const Problem& p, bool tf32 = false) const {
     for (const auto& r : records)
-      if (r.cublas && same_problem(r.problem, p)) return &r;
+      if (r.cublas && r.cublas_tf32 == tf32 && same_problem(r.problem, p)) return &r;
+    return nullptr;
+  }
+  // The fixed configuration of `math` on p, verified or not (the f32 table's tf32 and SIMT: one
+  // each).
+  const Record* tilepipe_of(const Problem& p, MathKind math) const {
+    for (const auto& r : records)
+      if (r.is_fixed_config() && r.config.math == math && same_problem(r.problem, p)) return &r;
     return nullptr;
   }
   const Record* tilepipe_of(const Problem& p, const TileConfig& c) const {
@@ -106,9 +115,11 @@ struct Results {
         names.push_back(r.peer);
     return names;
   }
-  double peak_of(DType d) const { return peak[int(d)].tflops; }
+  // The mma.sync m16n8k16 peak: of f16 or bf16 (none for f32, whose paths have other ceilings).
+  double peak_of(DType d) const { return d == DType::kF32 ? NAN : peak[int(d)].tflops; }
+  // Over cuBLAS of the same precision: a tf32 configuration over cuBLAS's tf32 GEMM.
   double ratio_cublas(const Record& r) const {
-    const Record* c = cublas_of(r.problem);
+    const Record* c = cublas_of(r.problem, r.config.math == MathKind::kTF32);
     return c && c->tflops > 0 ? r.tflops / c->tflops : NAN;
   }
   double ratio_peak(const Record& r) const { return r.tflops / peak_of(r.problem.dtype); }

@@ -57,9 +57,12 @@ Comparison Verifier::compare(const Problem& p, const Buffers& buf, int blocks, c
   if (p.dtype == DType::kF16)
     compare_kernel<<<blocks, 256, 0, stream>>>(static_cast<const __half*>(buf.d_of(0)), buf.ref,
                                                buf.elems_d, sums_, nonfinite);
-  else
+  else if (p.dtype == DType::kBF16)
     compare_kernel<<<blocks, 256, 0, stream>>>(static_cast<const __nv_bfloat16*>(buf.d_of(0)),
                                                buf.ref, buf.elems_d, sums_, nonfinite);
+  else
+    compare_kernel<<<blocks, 256, 0, stream>>>(static_cast<const float*>(buf.d_of(0)), buf.ref,
+                                               buf.elems_d, sums_, nonfinite);
   CHECK_CUDA(cudaGetLastError());
   double sums[2];
   CHECK_CUDA(cudaMemcpyAsync(sums, sums_, sizeof(sums), cudaMemcpyDeviceToHost, stream));

@@ -9,7 +9,9 @@
 
 namespace tilepipe_bench {
 
-constexpr double kVerifyThreshold = 1e-2;  // relative Frobenius error, f16 and bf16 outputs
+// Relative Frobenius error: f16 and bf16 outputs, and f32 (whose tf32 kernels err by about 1e-3;
+// SIMT f32 and cuBLAS's SGEMM reference agree to about 1e-6).
+constexpr double kVerifyThreshold = 1e-2;
 
 struct Comparison {
   double rel_error = 0;              //!< ||D - ref|| / ||ref||

@@ -26,6 +26,9 @@
 # Three entries per requirement:
 #   <what, for the message>  <regex that must match>  <regex for the lines to show on failure>
 # The PTX is matched as one string: use [^\n]* to stay within a line. No ';' in entries.
+# MathSimtF32's warp product: 16 fma.rn.f32 in a row (epilogues have fma.rn.f32 too, but at most a
+# few in a row; CMake's regex has no {16}).
+string(REPEAT "fma\\.rn\\.f32[^\n]*\n[ \t]*" 16 simt_fma_run)
 set(REQUIRED_PTX
   "16-byte cp.async.cg global->shared (plain or zero-fill form)"
       "cp\\.async\\.cg\\.shared\\.global[^\n]*, 16[^0-9]"       "cp\\.async"
@@ -43,6 +46,8 @@ set(REQUIRED_PTX
       "mma\\.sync\\.aligned\\.m16n8k8\\.row\\.col\\.f32\\.tf32\\.tf32\\.f32"  "mma"
   "f32 rounded to tf32 to nearest (MathTF32's fragment loads)"
       "cvt\\.rna\\.tf32\\.f32"                             "cvt\\.[a-z]*\\.?tf32"
+  "16 fma.rn.f32 in a row (MathSimtF32's product on the CUDA cores)"
+      "${simt_fma_run}"                                      "fma\\.rn\\.f32|mul\\.rn\\.f32"
 )
 # The Hopper tier, in the sm_90a PTX only.
 set(REQUIRED_PTX_sm_90a
@@ -82,6 +87,7 @@ set(REQUIRED_SASS
 set(SASS_MATH_KERNELS
   "MathF16Accumulate"  REQUIRED_SASS_F16_ACCUMULATE
   "MathTF32"           REQUIRED_SASS_TF32
+  "MathSimtF32"        REQUIRED_SASS_SIMT
   "."                  REQUIRED_SASS_DEFAULT_MATH
 )
 set(REQUIRED_SASS_DEFAULT_MATH
@@ -96,6 +102,11 @@ set(REQUIRED_SASS_F16_ACCUMULATE
 # count, not a requirement here, notices them gone.)
 set(REQUIRED_SASS_TF32
   "HMMA.1688.F32.TF32 (mma.sync m16n8k8 on tf32)"  "^HMMA\\.1688\\.F32\\.TF32$"        "^HMMA"
+)
+# (FFMA is in every epilogue too: the simt_tt baseline's FFMA count, about 4,000 against the
+# epilogue's ~100, notices a product that is not fused.)
+set(REQUIRED_SASS_SIMT
+  "FFMA (fma.rn.f32 on the CUDA cores)"            "^FFMA$"                              "^(FFMA|FMUL|FADD|HMMA)"
 )
 set(REQUIRED_SASS_HOPPER
   "UTMALDG (TMA tile loads)"                     "^UTMALDG"                                "^UTMA"
@@ -119,6 +130,7 @@ set(SASS_COUNTS
   LDSM    "^LDSM"
   LDS     "^LDS(\\.|$)"
   HMMA    "^HMMA"
+  FFMA    "^FFMA$"
   BAR     "^BAR(\\.|$)"
   UTMALDG "^UTMALDG"
   UTMASTG "^UTMASTG"
@@ -133,6 +145,7 @@ set(SASS_BASELINE_KERNELS
   "default_f16_tn"  "."  "MultistageMainloop<__half, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)1, [^>]*, 4, [A-Za-z_:]*MathDefault>, false>.*StagedEpilogue<__half,"  "LDGSTS,LDSM,HMMA"
   "narrow_f16_tn"   "."  "MultistageMainloop<__half, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)1, [^>]*, 4, [A-Za-z_:]*MathDefault>, true>.*StagedEpilogue<__half,"  "LDGSTS,LDSM,HMMA"
   "tf32_tt"         "."  "MultistageMainloop<float, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)0, [^>]*, 3, [A-Za-z_:]*MathTF32>, false>.*StagedEpilogue<float,"  "LDGSTS,LDS,HMMA"
+  "simt_tt"         "."  "MultistageMainloop<float, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)0, [^>]*, 3, [A-Za-z_:]*MathSimtF32>, false>.*StagedEpilogue<float,"  "LDGSTS,LDS,FFMA"
   "hopper_f16_tn"   "^90a$"  "WarpSpecializedMainloop<__half, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)1, [^>]*HopperTileConfig<[0-9]+, [0-9]+, 4, [0-9]+>.*WarpgroupEpilogue<__half,"  "UTMALDG,UTMASTG,HGMMA,SYNCS"
 )
 set(SASS_BASELINE_TOLERANCE 5)  # percent

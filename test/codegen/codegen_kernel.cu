@@ -68,7 +68,7 @@ template __global__ void tilepipe::gemm_kernel<DefaultTN::NarrowKernel>(DefaultT
 // The maths other than MathDefault (numeric/math.cuh), one kernel each, on the Ampere tier: f16
 // accumulation (mma.sync ...f16.f16.f16.f16, HMMA.16816.F16); f32 inputs as tf32 (mma.sync
 // m16n8k8 ...tf32, HMMA.1688.F32.TF32), A K-contiguous and B N-contiguous so that both shared
-// orders of its 32-bit fragment loads are compiled.
+// orders of its 32-bit fragment loads are compiled; the same for SIMT f32 (below).
 using F16AccumulateTN =
     tilepipe::GemmMultistage<__half, __half, tilepipe::Layout::kRowMajor, tilepipe::Layout::kColumnMajor, 3,
                              tilepipe::Identity,
@@ -77,6 +77,11 @@ using Tf32TT = tilepipe::GemmMultistage<float, float, tilepipe::Layout::kRowMajo
                                         tilepipe::Identity, tilepipe::DefaultF32TileConfig<tilepipe::MathTF32>>;
 template __global__ void tilepipe::gemm_kernel<F16AccumulateTN::Kernel>(F16AccumulateTN::Params);
 template __global__ void tilepipe::gemm_kernel<Tf32TT::Kernel>(Tf32TT::Params);
+// f32 inputs in full precision on the CUDA cores (MathSimtF32: fma.rn.f32, FFMA), A K-contiguous
+// (16-byte LDS.128 fragment loads) and B N-contiguous (8-byte LDS.64), at the register limit.
+using SimtTT = tilepipe::GemmMultistage<float, float, tilepipe::Layout::kRowMajor, tilepipe::Layout::kRowMajor, 3,
+                                        tilepipe::Identity, tilepipe::DefaultF32TileConfig<tilepipe::MathSimtF32>>;
+template __global__ void tilepipe::gemm_kernel<SimtTT::Kernel>(SimtTT::Params);
 
 // The Hopper tier's kernels (empty outside sm_90a): the default GEMM's, and an M/N-major bf16
 // one with f32 output and the 128 x 256 tile (its column-major f32 epilogue once spilled).

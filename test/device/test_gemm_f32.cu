@@ -1,13 +1,15 @@
-// GemmMultistage with f32 A and B: MathTF32 (tensor cores on inputs rounded to tf32). Each kernel
-// is checked three ways:
+// GemmMultistage with f32 A and B: MathTF32 (tensor cores on inputs rounded to tf32) and
+// MathSimtF32 (f32 FMA on the CUDA cores). Each kernel is checked three ways:
 // - exactly, on small integers (the harness of gemm_test_util.cuh: edges, K below the k-tile,
 //   batches, beta, both D layouts, guard bands, D poisoned first), which catches any element read
 //   from the wrong place or k paired wrongly between A and B;
 // - exactly, on inputs whose rounding to tf32 is known (below), which catches inputs truncated
-//   instead of rounded to nearest;
+//   instead of rounded to nearest (tf32), or any input bit lost (SIMT, which must keep them all);
 // - on values uniform in [-1, 1] against a CPU double reference, within a bound derived below.
-// Few kernels on purpose (CI compile time): one stage count, the f32 default tile, two layouts that
-// between them store both operands in both shared-memory orders.
+// Few kernels on purpose (CI compile time): one stage count, the f32 default tile; for tf32 two
+// layouts that between them store both operands in both shared-memory orders, for SIMT all four
+// (its loads differ per operand and order: 16-byte, 8-byte, 4-byte), of which only TN compiles
+// the narrow kernel, for its unaligned cases.
 
 #include <gtest/gtest.h>
 
@@ -36,6 +38,16 @@ using Tf32TN = tilepipe::GemmMultistage<float, float, Layout::kRowMajor, Layout:
 // A column-major, B row-major (both MN-contiguous), f16 out.
 using Tf32NT = tilepipe::GemmMultistage<float, __half, Layout::kColumnMajor, Layout::kRowMajor, 3,
                                         tilepipe::Identity, Tf32Tile>;
+
+using SimtTile = tilepipe::DefaultF32TileConfig<tilepipe::MathSimtF32>;
+// All four layouts; only TN with the narrow kernel (AnyAlignment), the others without it.
+template <Layout LA, Layout LB, class ElementD, bool AnyAlignment = false>
+using Simt = tilepipe::GemmMultistage<float, ElementD, LA, LB, 3, tilepipe::Identity, SimtTile,
+                                      /*SplitK=*/false, AnyAlignment>;
+using SimtTN = Simt<Layout::kRowMajor, Layout::kColumnMajor, float, /*AnyAlignment=*/true>;
+using SimtNN = Simt<Layout::kColumnMajor, Layout::kColumnMajor, float>;
+using SimtNT = Simt<Layout::kColumnMajor, Layout::kRowMajor, __half>;
+using SimtTT = Simt<Layout::kRowMajor, Layout::kRowMajor, float>;
 
 // x rounded to tf32 as cvt.rna.tf32.f32 does: to 11 significant bits, to nearest, ties away from
 // zero (adding half of the last kept place to the magnitude, then truncating; finite x only).
@@ -86,6 +98,33 @@ struct Tf32Bound {
       abs_sum += block_abs;
     }
     const double bound = input * abs_sum + e;
+    return bound + d_roundoff * (std::fabs(s) + bound);
+  }
+};
+
+// Error bound of one output element under MathSimtF32. Each element is K fused multiply-adds in
+// f32, s_j = fl(s_{j-1} + a_j b_j) from s_0 = 0, one rounding each (fma.rn: to nearest, relative
+// error at most u = 2^-24), in an order the mainloop fixes (the K residue's k-tile first) that no
+// bound below depends on; the zero-filled k past K add exact zeros. Recursive summation with one
+// rounding per step errs by at most gamma_K sum |p_j|, gamma_K = K u / (1 - K u) (Higham,
+// Accuracy and Stability of Numerical Algorithms, 2nd ed., 3.1 and 4.2, with the products exact
+// before their rounding, as an FMA has them). alpha = 1 and beta = 0 leave the sum unchanged; D
+// rounds it once more, r (|s| + bound), with r = 0 for f32 D (no conversion), 2^-11 for f16.
+// Underflow adds at most 2^-149 per step, and f16's subnormal spacing at most 2^-25 to D, both far
+// below gamma_K sum |p| for these inputs. The bound is loose for uniform inputs (errors of
+// independent signs grow like sqrt(K) u sum |p|); what it catches is a k read from the wrong place
+// or skipped. Inputs rounded to tf32 fail SimtKeepsEveryInputBit instead.
+struct SimtBound {
+  double d_roundoff;  // unit roundoff of D's type, 0 for f32
+  double operator()(const std::vector<double>& products) const {
+    constexpr double u = 0x1p-24;
+    const double k = double(products.size()), gamma = k * u / (1 - k * u);
+    double s = 0, abs_sum = 0;
+    for (double p : products) {
+      s += p;
+      abs_sum += std::fabs(p);
+    }
+    const double bound = gamma * abs_sum;
     return bound + d_roundoff * (std::fabs(s) + bound);
   }
 };
@@ -170,6 +209,14 @@ void run_checked(int m, int n, int k, const std::function<float(std::mt19937&)>&
   testing::Test::RecordProperty("worst_error_over_bound", std::to_string(worst));
 }
 
+// A's elements are +-2^e (1 + 3 * 2^-12), e in 0..2 (13 significant bits: tf32 rounds them).
+float probe(std::mt19937& rng) {
+  const float sign = rng() % 2 ? 1.0f : -1.0f;
+  return sign * std::ldexp(1.0f + 0x3p-12f, int(rng() % 3));
+}
+// Integers in [-3, 3], exact in tf32 and f16.
+float small_integer(std::mt19937& rng) { return float(int(rng() % 7) - 3); }
+
 float identity(float x) { return x; }
 float uniform(std::mt19937& rng) { return std::uniform_real_distribution<float>(-1.0f, 1.0f)(rng); }
 
@@ -187,15 +234,10 @@ TEST(GemmF32, Tf32RoundsInputsToNearest) {
   // or an integer, below 2^13 in magnitude for K <= 600: exact in f32, so D must equal the double
   // reference on the tf32-rounded inputs bit for bit, and differs from it by about K / 1024 where
   // inputs were truncated.
-  auto probe = [](std::mt19937& rng) {
-    const float sign = rng() % 2 ? 1.0f : -1.0f;
-    return sign * std::ldexp(1.0f + 0x3p-12f, int(rng() % 3));
-  };
-  auto small = [](std::mt19937& rng) { return float(int(rng() % 7) - 3); };
   auto exact = [](const std::vector<double>&) { return 0.0; };
   static_assert(0x3p-12f == 3.0f / 4096, "the probe's fraction");
   ASSERT_EQ(round_tf32(1.0f + 0x3p-12f), 1.0f + 0x1p-10f);
-  run_checked<Tf32TN, float>(70, 130, 520, probe, small, round_tf32, exact, 300);
+  run_checked<Tf32TN, float>(70, 130, 520, probe, small_integer, round_tf32, exact, 300);
   // The other shared-memory order of A and B, B the probe this time, f16 out: within D's rounding
   // (2^-11 relative), half the relative error truncation leaves (2^-10).
   auto f16_rounding = [](const std::vector<double>& products) {
@@ -203,7 +245,7 @@ TEST(GemmF32, Tf32RoundsInputsToNearest) {
     for (double p : products) sum += p;
     return 0x1p-11 * std::fabs(sum);
   };
-  run_checked<Tf32NT, __half>(33, 150, 40, small, probe, round_tf32, f16_rounding, 310);
+  run_checked<Tf32NT, __half>(33, 150, 40, small_integer, probe, round_tf32, f16_rounding, 310);
 }
 
 TEST(GemmF32, Tf32WithinBoundOnUniformInputs) {
@@ -225,4 +267,43 @@ TEST(GemmF32, Tf32TakesTheAmpereTier) {
   const tilepipe::Status s = Tf32TN::run_on(tilepipe::GemmTier::kHopper, args);
   EXPECT_EQ(s.code(), tilepipe::Status::Code::kInvalidArgument);
   EXPECT_NE(s.message().find("no Hopper tier"), std::string::npos) << s.message();
+}
+
+TEST(GemmF32, SimtExactOnSmallIntegers) {
+  run_exact<SimtTN, float>(500);
+  run_exact<SimtNN, float>(600);
+  run_exact<SimtNT, __half>(700);
+  run_exact<SimtTT, float>(800);
+  // Not 16-byte aligned (TN's narrow kernel): pointers one and two floats into their buffers,
+  // leading dimensions odd or 2 mod 4, so A and B move in 4- and 8-byte copies.
+  const GemmCase unaligned[] = {
+      // m, n, k, layout_cd, alpha, beta, batch, pad, broadcast_b, split_k, misalign
+      {131, 67, 4099, Layout::kRowMajor, 1.0f, 0.0f, 1, 0, false, 1, 1},
+      {257, 129, 65, Layout::kColumnMajor, 1.0f, 0.5f, 2, 0, false, 1, 2},
+  };
+  std::uint32_t seed = 900;
+  for (const GemmCase& gc : unaligned) {
+    ASSERT_TRUE(SimtTN::kAnyAlignment);
+    tptest::run_gemm_case<SimtTN, float, float>(gc, Reference::kExactCpu, seed++);
+  }
+}
+
+TEST(GemmF32, SimtKeepsEveryInputBit) {
+  // The probe (13 significant bits, which tf32 would round away) against integers in [-3, 3]:
+  // every product is a multiple of 2^-12 below 13 in magnitude, and with K <= 300 every partial
+  // sum one below 2^12, so 24 bits hold each exactly: D must equal the double reference on the
+  // unrounded inputs bit for bit. A in both shared-memory orders, B in the other operand's.
+  auto exact = [](const std::vector<double>&) { return 0.0; };
+  run_checked<SimtTN, float>(70, 130, 300, probe, small_integer, identity, exact, 1000);
+  run_checked<SimtNN, float>(65, 90, 299, probe, small_integer, identity, exact, 1010);
+  run_checked<SimtTT, float>(33, 150, 257, small_integer, probe, identity, exact, 1020);
+}
+
+TEST(GemmF32, SimtWithinBoundOnUniformInputs) {
+  // Every layout, M, N and K none a multiple of the 128 x 128 x 32 tile.
+  run_checked<SimtTN, float>(131, 257, 300, uniform, uniform, identity, SimtBound{0}, 1100);
+  run_checked<SimtNN, float>(200, 72, 1000, uniform, uniform, identity, SimtBound{0}, 1110);
+  run_checked<SimtNT, __half>(129, 129, 77, uniform, uniform, identity, SimtBound{0x1p-11}, 1120);
+  run_checked<SimtTT, float>(255, 130, 517, uniform, uniform, identity, SimtBound{0}, 1130);
+  static_assert(!SimtTN::kHasHopperTier && !SimtTT::kHasHopperTier, "MathSimtF32 has no Hopper tier");
 }

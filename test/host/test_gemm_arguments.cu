@@ -248,6 +248,37 @@ TEST(GemmArguments, F32InputsMoveInFourElementVectors) {
   EXPECT_NE(s.message().find("B"), std::string::npos) << s.message();
 }
 
+TEST(GemmArguments, SimtF32TakesTheArgumentsOfTf32) {
+  // MathSimtF32 moves A and B through the same ring and tile as MathTF32: the same arguments type,
+  // shared memory, threads, and the same verdict (and message) on every argument set.
+  using Tf32 = tilepipe::GemmMultistage<float, float, Layout::kColumnMajor, Layout::kRowMajor, 3,
+                                        tilepipe::Identity,
+                                        tilepipe::DefaultF32TileConfig<tilepipe::MathTF32>,
+                                        false, /*AnyAlignment=*/false>;
+  using Simt = tilepipe::GemmMultistage<float, float, Layout::kColumnMajor, Layout::kRowMajor, 3,
+                                        tilepipe::Identity,
+                                        tilepipe::DefaultF32TileConfig<tilepipe::MathSimtF32>,
+                                        false, /*AnyAlignment=*/false>;
+  static_assert(std::is_same_v<Tf32::Arguments, Simt::Arguments>, "one arguments type for f32");
+  static_assert(Tf32::kSharedBytes == Simt::kSharedBytes && Tf32::kThreads == Simt::kThreads,
+                "the same tile and ring");
+  static_assert(!Simt::kHasHopperTier, "MathSimtF32 runs on the Ampere tier");
+  Simt::Arguments f;
+  f.m = 10; f.n = 10; f.k = 17;
+  f.a = fake<const float>(0x100000); f.lda = 12;
+  f.b = fake<const float>(0x200000); f.ldb = 12;
+  f.d = fake<float>(0x400000); f.ldd = 12;
+  EXPECT_TRUE(Simt::check_arguments(f).ok()) << Simt::check_arguments(f).message();
+  auto g = f; g.lda = 14;
+  auto h = f; h.b = fake<const float>(0x200004);
+  auto i = f; i.ldb = 8;  // below N (B row-major)
+  for (const auto& args : {g, h, i}) {
+    const Status s = Simt::check_arguments(args);
+    EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
+    EXPECT_EQ(s.message(), Tf32::check_arguments(args).message());
+  }
+}
+
 TEST(GemmArguments, BatchStrides) {
   auto a = valid_args();
   a.batch_count = 3;

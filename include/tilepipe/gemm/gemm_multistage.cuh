@@ -38,7 +38,8 @@ inline const char* to_string(GemmTier t) { return t == GemmTier::kHopper ? "hopp
 //! A complete GEMM: `D = output_op(alpha * A * B + beta * C)`, batched, f32 accumulation unless
 //! the tile's math says otherwise.
 //!
-//! \tparam ElementAB   `__half` or `__nv_bfloat16` (A and B); `float` with a MathTF32 tile
+//! \tparam ElementAB   `__half` or `__nv_bfloat16` (A and B); `float` with a MathTF32 or
+//!                     MathSimtF32 tile
 //! \tparam ElementD    `__half`, `__nv_bfloat16` or `float` (C and D)
 //! \tparam LayoutA     layout of A (M x K)
 //! \tparam LayoutB     layout of B (K x N)
@@ -48,7 +49,8 @@ inline const char* to_string(GemmTier t) { return t == GemmTier::kHopper ? "hopp
 //! \tparam Tile        block and warp tile and math, a `TileConfig` (no stage count: that is
 //!                     `Stages`). Its math (numeric/math.cuh) is `MathDefault` unless given, e.g.
 //!                     `DefaultTileConfig<4>::WithMath<MathF16Accumulate>` for f16 accumulators;
-//!                     float A and B need `MathTF32`, e.g. `DefaultF32TileConfig<MathTF32>`
+//!                     float A and B need `MathTF32` or `MathSimtF32`, e.g.
+//!                     `DefaultF32TileConfig<MathTF32>`
 //! \tparam SplitK      compile the split-K path in (see GemmMultistageSplitK)
 //! \tparam AnyAlignment  compile the narrow kernel in, for arguments that are not 16-byte aligned
 //!                     (see below); false refuses them and saves its compile time
@@ -84,7 +86,7 @@ inline const char* to_string(GemmTier t) { return t == GemmTier::kHopper ? "hopp
 //! **Tiers.** With the default `Tile` (whose math is `MathDefault`) and 2..6 stages, `run` takes the
 //! Hopper tier (`GemmSm90` with the same `Stages`) when the current device is an sm_90 GPU running
 //! this program's `sm_90a` code and the call does not split K; otherwise the Ampere tier. Any other
-//! math (f16 accumulation, tf32) always runs on the Ampere tier. `tier(args)` says which one a call
+//! math (f16 accumulation, tf32, SIMT f32) always runs on the Ampere tier. `tier(args)` says which one a call
 //! takes. A program built for plain `90` (no `a`) runs the Ampere tier on Hopper GPUs, and
 //! arguments that are not 16-byte aligned run the Ampere tier's narrow kernel (TMA needs 16 bytes).
 template <class ElementAB, class ElementD, Layout LayoutA, Layout LayoutB, int Stages = 4,
@@ -102,10 +104,12 @@ class GemmMultistage {
                     std::is_same_v<ElementAB, __half>,
                 "GemmMultistage: f16 accumulation (MathF16Accumulate) needs __half A and B; bf16 "
                 "has no mma.sync that accumulates in 16 bits, so keep MathDefault for bf16");
-  static_assert(std::is_same_v<typename Tile::Math, MathTF32> == std::is_same_v<ElementAB, float>,
-                "GemmMultistage: float A and B are multiplied as tf32 on the tensor cores, which the "
-                "tile must say (DefaultF32TileConfig<MathTF32> or TileConfig<..., MathTF32>); "
-                "MathTF32 takes float A and B only");
+  static_assert((std::is_same_v<typename Tile::Math, MathTF32> ||
+                 std::is_same_v<typename Tile::Math, MathSimtF32>) == std::is_same_v<ElementAB, float>,
+                "GemmMultistage: float A and B need a tile whose math says how to multiply them: "
+                "as tf32 on the tensor cores (DefaultF32TileConfig<MathTF32>) or in full f32 on the "
+                "CUDA cores (DefaultF32TileConfig<MathSimtF32>); MathTF32 and MathSimtF32 take "
+                "float A and B only");
 
  public:
   using Policy = typename Tile::template WithStages<Stages>;

@@ -22,15 +22,17 @@ struct GemmPolicy;
 //!                              (TileM / WarpM) x (TileN / WarpN) warps
 //! \tparam MathT                how the warps multiply (numeric/math.cuh): `MathDefault`, or
 //!                              e.g. `MathF16Accumulate` for f16 accumulators, `MathTF32` for f32
-//!                              inputs on the tensor cores
+//!                              inputs on the tensor cores, `MathSimtF32` for f32 inputs in full
+//!                              precision on the CUDA cores
 template <int TileM, int TileN, int TileK, int WarpM, int WarpN, class MathT = MathDefault>
 struct TileConfig {
   static_assert(is_math_v<MathT>,
                 "TileConfig: the last argument must be a math tag of numeric/math.cuh (MathDefault, "
-                "MathF16Accumulate, MathTF32)");
+                "MathF16Accumulate, MathTF32, MathSimtF32)");
   static_assert(TileK % MathT::kKBlock == 0,
                 "TileConfig: TileK must be a multiple of the math's k-block (MathT::kKBlock): 16 for "
-                "mma.sync m16n8k16 (MathDefault, MathF16Accumulate), 8 for m16n8k8 (MathTF32)");
+                "mma.sync m16n8k16 (MathDefault, MathF16Accumulate), 8 for m16n8k8 (MathTF32), 4 "
+                "for the SIMT k-block (MathSimtF32)");
   static_assert(WarpM % 16 == 0 && WarpN % 16 == 0,
                 "TileConfig: the warp tile must be a multiple of 16 in M and in N");
   static_assert(TileM % WarpM == 0 && TileN % WarpN == 0,

@@ -20,7 +20,7 @@ namespace tilepipe {
 //! Block-scope mainloop: `acc += A[m0 : m0 + TileM, :] * B[:, n0 : n0 + TileN]` over all of K,
 //! for the warp tile of the calling warp.
 //!
-//! \tparam Element  `__half` or `__nv_bfloat16`; `float` under MathTF32
+//! \tparam Element  `__half` or `__nv_bfloat16`; `float` under MathTF32 or MathSimtF32
 //! \tparam LayoutA  global layout of A (M x K)
 //! \tparam LayoutB  global layout of B (K x N)
 //! \tparam Policy   a `GemmPolicy` (tiles, stages and math: `Policy::Math` picks the fragment

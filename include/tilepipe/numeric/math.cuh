@@ -32,6 +32,16 @@ struct MathTF32 {
   static constexpr int kKBlock = 8;
 };
 
+//! f32 inputs on the CUDA cores: `fma.rn.f32`, one FFMA per product, with f32 accumulators laid
+//! out as MathTF32's (and MathDefault's) m16n8 tiles, so every epilogue takes them unchanged. Full
+//! f32 precision: each output element is K fused multiply-adds in f32, error at most about K 2^-24
+//! times the sum of |a b|. About an eighth of MathTF32's throughput on an A100 (19.5 vs 156
+//! TFLOP/s): for results that need f32's 7 decimal digits, or a reference. A k-block is 4 deep, one
+//! 16-byte shared load of K-contiguous data. Ampere tier only.
+struct MathSimtF32 {
+  static constexpr int kKBlock = 4;
+};
+
 //! Whether `T` is one of the math tags above.
 template <class T>
 inline constexpr bool is_math_v = false;
@@ -41,5 +51,7 @@ template <>
 inline constexpr bool is_math_v<MathF16Accumulate> = true;
 template <>
 inline constexpr bool is_math_v<MathTF32> = true;
+template <>
+inline constexpr bool is_math_v<MathSimtF32> = true;
 
 }  // namespace tilepipe

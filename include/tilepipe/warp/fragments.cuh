@@ -2,7 +2,8 @@
 //! \file
 //! Register fragments of a warp tile for `mma.sync.m16n8k16` (two 16-bit elements per register)
 //! and `mma.sync.m16n8k8` on tf32 (one element per register, half the k depth): both shapes take
-//! the same number of registers per fragment, so they share these types.
+//! the same number of registers per fragment, so they share these types. The SIMT product
+//! (MathSimtF32) has fragments of its own, and all three share the accumulators.
 //!
 //! The element layout inside each register is the PTX ISA's (see arch/mma.cuh). Arrays are
 //! indexed only with compile-time constants (fully unrolled loops), so they stay in registers.
@@ -35,6 +36,15 @@ struct FragmentB {
                 "FragmentB: WarpN must be a multiple of 16 (one ldmatrix.x4 feeds two n8 tiles)");
   static constexpr int kTiles = WarpN / MmaShape::kN;
   std::uint32_t x[kTiles][2];  // (WarpN / 8, 2 registers of two 16-bit elements or one tf32)
+};
+
+//! One operand of a SIMT k-block (MathSimtF32, 4 deep): for each of the warp's `Tiles` fragment
+//! tiles (m16 tiles of A, n8 tiles of B), the lane's two rows of A (g, g + 8) or columns of B
+//! (2t, 2t + 1) at the k-block's 4 k, in f32. See layout/simt_fragment_map.cuh.
+template <int Tiles>
+struct SimtFragment {
+  static constexpr int kTiles = Tiles;
+  float x[Tiles][2][4];  // (fragment tiles, 2 rows or columns, 4 k)
 };
 
 //! Accumulators of a `WarpM x WarpN` warp tile, `Element` (`float` or `__half`) each: 4 per lane

@@ -5,7 +5,11 @@
 
 #include "../layout/tile_shape.cuh"
 #include "../numeric/math.cuh"
+#include <type_traits>
+
 #include "fragment_loader.cuh"
+#include "simt_fragment_loader.cuh"
+#include "simt_warp_mma.cuh"
 #include "tf32_fragment_loader.cuh"
 #include "warp_mma.cuh"
 
@@ -15,6 +19,9 @@ namespace tilepipe {
 //! ldmatrix (FragmentLoader) and mma.sync m16n8k16 (WarpMma).
 template <class Element, class Math>
 struct WarpMath {
+  static_assert(!std::is_same_v<Math, MathSimtF32>,
+                "WarpMath: MathSimtF32 (f32 FMA on the CUDA cores) takes float A and B only; "
+                "__half and __nv_bfloat16 inputs run on the tensor cores (MathDefault)");
   template <Operand Op, SmemOrder Order, int TileMN, int TileK, int WarpMN>
   using FragmentLoader = tilepipe::FragmentLoader<Element, Op, Order, TileMN, TileK, WarpMN>;
   template <int WarpM, int WarpN>
@@ -28,6 +35,16 @@ struct WarpMath<float, MathTF32> {
   using FragmentLoader = Tf32FragmentLoader<Op, Order, TileMN, TileK, WarpMN>;
   template <int WarpM, int WarpN>
   using Mma = WarpMma<float, WarpM, WarpN, MathTF32>;
+};
+
+//! MathSimtF32: f32 shared loads, 16-byte where K-contiguous (SimtFragmentLoader), and FFMA on
+//! the CUDA cores into mma.sync's accumulator layout (SimtWarpMma).
+template <>
+struct WarpMath<float, MathSimtF32> {
+  template <Operand Op, SmemOrder Order, int TileMN, int TileK, int WarpMN>
+  using FragmentLoader = SimtFragmentLoader<Op, Order, TileMN, TileK, WarpMN>;
+  template <int WarpM, int WarpN>
+  using Mma = SimtWarpMma<WarpM, WarpN>;
 };
 
 }  // namespace tilepipe

@@ -37,7 +37,8 @@ struct WarpMma {
                 "WarpMma: the math must be MathDefault, MathF16Accumulate or MathTF32");
   static_assert(kTf32 || is_mma_m16n8k16_input_v<Element>,
                 "WarpMma: mma.sync m16n8k16 takes __half or __nv_bfloat16 inputs (see "
-                "ElementTraits::kMmaAtom); float inputs take MathTF32");
+                "ElementTraits::kMmaAtom); float inputs take MathTF32 (or MathSimtF32, which runs on "
+                "SimtWarpMma)");
   static_assert(!kTf32 || std::is_same_v<Element, float>,
                 "WarpMma: MathTF32 (mma.sync m16n8k8 on tf32) takes float inputs");
   static_assert(!std::is_same_v<Math, MathF16Accumulate> || std::is_same_v<Element, __half>,

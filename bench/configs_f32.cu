@@ -1,0 +1,25 @@
+// f32 A, B and D (table "f32" of the report): GemmMultistage's f32 default tile
+// (DefaultF32TileConfig, 128 x 128 x 32, 64 x 32 warps, 3 stages) under both f32 maths, tf32 on
+// the tensor cores and SIMT f32 on the CUDA cores, TN and NN: four kernels, no sweep.
+#include "kernel_table.cuh"
+
+namespace tilepipe_bench {
+namespace {
+
+template <LayoutPair L, class Math>
+void add_f32(std::vector<TilepipeKernel>& out) {
+  using Tile = tilepipe::DefaultF32TileConfig<Math>;
+  add_kernel<DType::kF32, L, Tile::Tile::kM, Tile::Tile::kN, Tile::Tile::kK, Tile::Warp::kM,
+             Tile::Warp::kN, /*S=*/3, Math>(out);
+}
+
+}  // namespace
+
+void add_f32_kernels(std::vector<TilepipeKernel>& out) {
+  add_f32<LayoutPair::kTN, tilepipe::MathTF32>(out);
+  add_f32<LayoutPair::kTN, tilepipe::MathSimtF32>(out);
+  add_f32<LayoutPair::kNN, tilepipe::MathTF32>(out);
+  add_f32<LayoutPair::kNN, tilepipe::MathSimtF32>(out);
+}
+
+}  // namespace tilepipe_bench
