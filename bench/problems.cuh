@@ -42,8 +42,7 @@ inline bool same_problem(const Problem& a, const Problem& b) {
 //! 1024, 8192} x (N, K) in {(4096, 4096), (14336, 4096), (4096, 14336)} and the edge-heavy
 //! 1000 x 3000 x 4104 (fewer with --quick), for f16 and bf16, TN and NN; f32 squares 2048 and
 //! 4096 (4096 with --quick), TN and NN; less those --filter leaves out. The f16 TN squares at the
-//! sweep sizes
-//! (2048, 4096, 8192) time every compiled configuration.
+//! sweep sizes (2048, 4096, 8192) time every compiled configuration.
 class ProblemSet {
  public:
   explicit ProblemSet(const Options& o);
