@@ -6,6 +6,7 @@
 #include <cublas_v2.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -287,6 +288,53 @@ template <class Gemm, class ElementAB, class ElementD>
 void run_gemm_case(const GemmCase& gc, Reference ref_kind, std::uint32_t seed) {
   NoOutputOp none;
   run_gemm_case_op<Gemm, ElementAB, ElementD>(gc, ref_kind, seed, none);
+}
+
+// One GEMM, D = A * B, from host inputs `a` and `b` (in Gemm's layouts, leading dimensions `lda`
+// and `ldb`), D poisoned first; every element of D must lie within `bound(products)` (0: bit for
+// bit) of the double reference, the sum of `products`, each `ref_input(a) * ref_input(b)` (the
+// inputs as the GEMM is meant to see them: themselves, or rounded to tf32).
+template <class Gemm, class ElementAB, class ElementD, class RefInput, class Bound>
+void run_against_double(int m, int n, int k, const std::vector<ElementAB>& a, std::int64_t lda,
+                        const std::vector<ElementAB>& b, std::int64_t ldb, const RefInput& ref_input,
+                        const Bound& bound) {
+  constexpr Layout LA = Gemm::kLayoutA, LB = Gemm::kLayoutB;
+  const std::int64_t ldd = round_up(n, 8);
+  DeviceBuffer<ElementAB> d_a(a.size()), d_b(b.size());
+  DeviceBuffer<ElementD> d_d(std::size_t(m) * ldd);
+  ASSERT_TRUE(d_a.ok() && d_b.ok() && d_d.ok());
+  TP_CUDA_ASSERT(d_a.upload(a));
+  TP_CUDA_ASSERT(d_b.upload(b));
+  TP_CUDA_ASSERT(d_d.poison(0xFF));
+  typename Gemm::Arguments args;
+  args.m = m; args.n = n; args.k = k;
+  args.a = d_a.get(); args.lda = lda;
+  args.b = d_b.get(); args.ldb = ldb;
+  args.d = d_d.get(); args.ldd = ldd;
+  const tilepipe::Status s = Gemm::run(args);
+  ASSERT_TRUE(s.ok()) << s.message();
+  TP_CUDA_ASSERT_LAUNCH();
+  std::vector<ElementD> d;
+  TP_CUDA_ASSERT(d_d.download(d));
+
+  long long bad = 0;
+  double worst = 0;  // largest error as a fraction of its bound
+  std::vector<double> products(k);
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      double want = 0;
+      for (int kk = 0; kk < k; ++kk) {
+        products[kk] = double(ref_input(a[at(LA, lda, i, kk)])) * double(ref_input(b[at(LB, ldb, kk, j)]));
+        want += products[kk];
+      }
+      const double got = to_float_host(d[std::size_t(i) * ldd + j]);
+      const double err = std::fabs(got - want), tol = bound(products);
+      if (!(err <= tol) && ++bad <= 8)
+        ADD_FAILURE() << "D(" << i << ", " << j << ") = " << got << ", want " << want << " within " << tol;
+      if (err <= tol && tol > 0) worst = std::max(worst, err / tol);
+    }
+  EXPECT_EQ(bad, 0) << "elements of D outside the bound";
+  testing::Test::RecordProperty("worst_error_over_bound", std::to_string(worst));
 }
 
 }  // namespace tptest

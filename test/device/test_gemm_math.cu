@@ -98,50 +98,14 @@ void run_precision(int m, int n, int k, const Bound& bound, std::uint32_t seed) 
                                   << " B " << tptest::name_of(LB) << " " << m << "x" << n << "x" << k);
   const std::int64_t lda = tptest::round_up(LA == Layout::kRowMajor ? k : m, 8);
   const std::int64_t ldb = tptest::round_up(LB == Layout::kRowMajor ? n : k, 8);
-  const std::int64_t ldd = tptest::round_up(n, 8);
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
   std::vector<ElementAB> a(std::size_t(tptest::span(LA, lda, m, k))), b(std::size_t(tptest::span(LB, ldb, k, n)));
   for (auto& x : a) x = tptest::from_float_host<ElementAB>(uni(rng));
   for (auto& x : b) x = tptest::from_float_host<ElementAB>(uni(rng));
 
-  tptest::DeviceBuffer<ElementAB> d_a(a.size()), d_b(b.size());
-  tptest::DeviceBuffer<ElementD> d_d(std::size_t(m) * ldd);
-  ASSERT_TRUE(d_a.ok() && d_b.ok() && d_d.ok());
-  TP_CUDA_ASSERT(d_a.upload(a));
-  TP_CUDA_ASSERT(d_b.upload(b));
-  TP_CUDA_ASSERT(d_d.poison(0xFF));
-  typename Gemm::Arguments args;
-  args.m = m; args.n = n; args.k = k;
-  args.a = d_a.get(); args.lda = lda;
-  args.b = d_b.get(); args.ldb = ldb;
-  args.d = d_d.get(); args.ldd = ldd;
-  const tilepipe::Status s = Gemm::run(args);
-  ASSERT_TRUE(s.ok()) << s.message();
-  TP_CUDA_ASSERT_LAUNCH();
-  std::vector<ElementD> d;
-  TP_CUDA_ASSERT(d_d.download(d));
-
-  long long bad = 0;
-  double worst = 0;  // largest error as a fraction of its bound
-  std::vector<double> products(k);
-  for (int i = 0; i < m; ++i)
-    for (int j = 0; j < n; ++j) {
-      double want = 0;
-      for (int kk = 0; kk < k; ++kk) {
-        products[kk] = double(tptest::to_float_host(a[tptest::at(LA, lda, i, kk)])) *
-                       double(tptest::to_float_host(b[tptest::at(LB, ldb, kk, j)]));
-        want += products[kk];
-      }
-      const double got = tptest::to_float_host(d[std::size_t(i) * ldd + j]);
-      const double err = std::fabs(got - want), tol = bound(products);
-      if (!(err <= tol) && ++bad <= 8)
-        ADD_FAILURE() << "D(" << i << ", " << j << ") = " << got << ", want " << want
-                      << " within " << tol;
-      if (err <= tol && tol > 0) worst = std::max(worst, err / tol);
-    }
-  EXPECT_EQ(bad, 0) << "elements of D outside the bound";
-  testing::Test::RecordProperty("worst_error_over_bound", std::to_string(worst));
+  tptest::run_against_double<Gemm, ElementAB, ElementD>(
+      m, n, k, a, lda, b, ldb, [](ElementAB x) { return tptest::to_float_host(x); }, bound);
 }
 
 }  // namespace
