@@ -77,6 +77,16 @@ struct ElementTraits<float> : detail::ElementTraitsBase<std::uint32_t> {
   TILEPIPE_DEVICE static float from_float(float x) { return x; }
 };
 
+//! 8-bit signed integers: a B operand stored at its own width and converted to f16 / bf16 in
+//! registers on its way to the tensor cores (a mixed-input GEMM, gemm/gemm_mixed_input.cuh); no
+//! MMA takes it directly here.
+template <>
+struct ElementTraits<std::int8_t> : detail::ElementTraitsBase<std::uint8_t> {
+  static constexpr MmaAtom kMmaAtom = MmaAtom::kNone;
+  static constexpr const char* kName = "s8";
+  TILEPIPE_DEVICE static float to_float(std::int8_t x) { return static_cast<float>(x); }
+};
+
 //! Whether tilepipe knows element type `T` at all (as C/D, or as A/B when it has an MMA atom).
 template <class T>
 inline constexpr bool is_supported_element_v = ElementTraits<T>::kSupported;

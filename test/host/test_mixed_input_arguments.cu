@@ -1,0 +1,160 @@
+// Host tests of GemmMixedInput's argument checks and of the dequantizer's group arithmetic: every
+// bad input is refused with kInvalidArgument and a message naming the argument, before any device
+// is touched. Pointers here are fake addresses; nothing is dereferenced and no GPU is needed.
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+
+#include <tilepipe/gemm/gemm_mixed_input.cuh>
+
+using tilepipe::Layout;
+using tilepipe::Status;
+
+namespace {
+
+using Gemm = tilepipe::GemmMixedInput<__half, std::int8_t, __half>;
+
+template <class T>
+T* fake(std::uintptr_t address) {
+  return reinterpret_cast<T*>(address);
+}
+
+// A valid 16 x 4096 x 4096 decode problem with groups of 128, in separate buffers.
+Gemm::Arguments valid_args() {
+  Gemm::Arguments a;
+  a.m = 16; a.n = 4096; a.k = 4096;
+  a.a = fake<const __half>(0x1000000);      a.lda = 4096;
+  a.b = fake<const std::int8_t>(0x2000000); a.ldb = 4096;
+  a.scale = fake<const __half>(0x4000000);  a.group = 128;
+  a.d = fake<__half>(0x5000000);            a.ldd = 4096;
+  return a;
+}
+
+void expect_invalid(const Gemm::Arguments& args, const std::string& names) {
+  const Status s = Gemm::check_arguments(args);
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(s.message().find(names), std::string::npos)
+      << "message \"" << s.message() << "\" should name " << names;
+  EXPECT_EQ(s.message().rfind("GemmMixedInput: ", 0), 0u) << s.message();
+}
+
+TEST(MixedInputArguments, AcceptsValidProblems) {
+  EXPECT_TRUE(Gemm::check_arguments(valid_args()).ok()) << Gemm::check_arguments(valid_args()).what();
+  Gemm::Arguments a = valid_args();
+  a.group = 64;
+  EXPECT_TRUE(Gemm::check_arguments(a).ok());
+  a.group = a.k;  // one scale per column
+  EXPECT_TRUE(Gemm::check_arguments(a).ok());
+  // K needs no particular multiple (its residue is zero-filled); only ldb's bytes do.
+  a = valid_args();
+  a.k = 1000; a.lda = 1000; a.ldb = 1008; a.group = 1000;
+  EXPECT_TRUE(Gemm::check_arguments(a).ok()) << Gemm::check_arguments(a).what();
+  a.m = 1;  // decode of one token
+  EXPECT_TRUE(Gemm::check_arguments(a).ok());
+  // K = 0: D = beta * C, no operand and no scale is read.
+  a = valid_args();
+  a.k = 0; a.scale = nullptr; a.a = nullptr; a.b = nullptr;
+  EXPECT_TRUE(Gemm::check_arguments(a).ok()) << Gemm::check_arguments(a).what();
+}
+
+TEST(MixedInputArguments, RefusesBadScalesAndGroups) {
+  Gemm::Arguments a = valid_args();
+  a.scale = nullptr;
+  expect_invalid(a, "scale is a null pointer");
+  a = valid_args();
+  a.scale = fake<const __half>(0x4000001);
+  expect_invalid(a, "scale is not aligned");
+  for (int group : {0, -64, 32, 96, 256, 4095, 4097}) {
+    a = valid_args();
+    a.group = group;
+    expect_invalid(a, "group = " + std::to_string(group));
+  }
+  // D on top of the scales.
+  a = valid_args();
+  a.d = fake<__half>(0x4000000 + 64);
+  expect_invalid(a, "D overlaps scale");
+}
+
+TEST(MixedInputArguments, RefusesBadOperands) {
+  Gemm::Arguments a = valid_args();
+  a.b = nullptr;
+  expect_invalid(a, "B is a null pointer");
+  a = valid_args();
+  a.ldb = 4100;  // not a multiple of 16 bytes of int8
+  expect_invalid(a, "ldb = 4100");
+  a = valid_args();
+  a.b = fake<const std::int8_t>(0x2000008);
+  expect_invalid(a, "B is not 16-byte aligned");
+  a = valid_args();
+  a.lda = 4092;  // fewer than K
+  expect_invalid(a, "lda = 4092");
+  a = valid_args();
+  a.lda = 4100;  // not a multiple of 8 f16
+  expect_invalid(a, "lda = 4100");
+  a = valid_args();
+  a.m = -1;
+  expect_invalid(a, "m = -1");
+  a = valid_args();
+  a.ldd = 100;
+  expect_invalid(a, "ldd = 100");
+  a = valid_args();
+  a.d = fake<__half>(0x2000000);  // D over B
+  expect_invalid(a, "D overlaps B");
+}
+
+TEST(MixedInputArguments, SplitKNeedsAWorkspaceApartFromEverything) {
+  Gemm::Arguments a = valid_args();
+  a.split_k = 8;
+  const std::size_t bytes = Gemm::workspace_size(a);
+  EXPECT_EQ(Gemm::split_k_slices(a).count, 8);
+  EXPECT_EQ(bytes, 8u * 16u * 4096u * sizeof(float));
+  expect_invalid(a, "workspace is a null pointer");
+  a.workspace = fake<void>(0x8000000);
+  a.workspace_bytes = bytes - 4;
+  expect_invalid(a, "workspace_bytes");
+  a.workspace_bytes = bytes;
+  EXPECT_TRUE(Gemm::check_arguments(a).ok()) << Gemm::check_arguments(a).what();
+  a.workspace = fake<void>(0x4000000 - 64);  // over the scales (ceil(4096 / 128) x 4096 f16)
+  expect_invalid(a, "workspace overlaps scale");
+  a.workspace = fake<void>(0x8000004);
+  expect_invalid(a, "workspace is not 16-byte aligned");
+  a = valid_args();
+  a.split_k = 0;
+  expect_invalid(a, "split_k = 0");
+  // More slices than k-tiles: one slice per k-tile, none empty.
+  a = valid_args();
+  a.k = 100; a.lda = 104; a.ldb = 112; a.group = 100; a.split_k = 4;
+  EXPECT_EQ(Gemm::split_k_slices(a).count, 2);
+}
+
+TEST(MixedInputArguments, DeviceProperties) {
+  EXPECT_EQ(Gemm::check_device_properties(0, 7, 1 << 20).code(), Status::Code::kUnsupportedDevice);
+  EXPECT_EQ(Gemm::check_device_properties(0, 8, 1024).code(), Status::Code::kInsufficientResources);
+  EXPECT_TRUE(Gemm::check_device_properties(0, 8, 100 * 1024).ok());
+}
+
+// The scale row of k is k / group: a shift for groups of 64 and 128, always 0 for one scale per
+// column (group = K, whatever K is), also for the k past K of a zero-filled residue.
+TEST(DequantizeInt8, GroupRowOfK) {
+  using T = tilepipe::DequantizeInt8<__half>;
+  for (int group : {64, 128}) {
+    const T t = T::make(nullptr, 4096, 4096, 4096, group);
+    for (int k = 0; k < 4096 + 64; ++k) EXPECT_EQ(k >> t.group_shift, k / group);
+  }
+  for (int k_total : {64, 100, 128, 1000, 4096, 14336}) {
+    const T t = T::make(nullptr, 4096, 4096, k_total, k_total);
+    for (int k = 0; k < k_total + 64; ++k) EXPECT_EQ(k >> t.group_shift, 0);
+  }
+  // The rows a padded last k-tile reads stay inside ceil(K / group) rows when TileK divides 64.
+  for (int group : {64, 128})
+    for (int k_total = 1; k_total < 1024; ++k_total) {
+      const int k_tiles = (k_total + 63) / 64;
+      const int last_k = k_tiles * 64 - 1;
+      EXPECT_LT(last_k / group, (k_total + group - 1) / group) << "K " << k_total << " group " << group;
+    }
+}
+
+}  // namespace
