@@ -26,7 +26,7 @@ using tilepipe::Layout;
 struct W8A16Case {
   int m, n, k;
   int group;  // 64, 128, or k (one scale per column)
-  int split_k = 1;
+  int split_k = 1;  // 0: GemmMixedInput::split_k_for's choice for this GPU
   Layout layout_cd = Layout::kRowMajor;
   float alpha = 1.0f, beta = 0.0f;
   int pad = 0;  // extra elements in every leading dimension (lda and ldd: a multiple of 8)
@@ -112,6 +112,12 @@ void run_case(const W8A16Case& c, std::uint32_t seed) {
   args.alpha = c.alpha; args.beta = c.beta;
   args.layout_cd = c.layout_cd;
   args.split_k = c.split_k;
+  if (c.split_k == 0) {
+    int device = 0, sm_count = 0;
+    TP_CUDA_ASSERT(cudaGetDevice(&device));
+    TP_CUDA_ASSERT(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
+    args.split_k = Gemm::split_k_for(args, sm_count);
+  }
   const std::size_t ws_bytes = Gemm::workspace_size(args);
   constexpr std::size_t kWsGuard = 256;  // bytes on either side of the workspace
   tptest::DeviceBuffer<unsigned char> d_ws(ws_bytes + 2 * kWsGuard);
@@ -186,7 +192,7 @@ TEST(GemmW8A16, DecodeShapesF16) {
   const W8A16Case cases[] = {
       {1, 4096, 4096, 128, 8}, {16, 4096, 4096, 128, 4}, {16, 1024, 4096, 64, 16},
       {128, 512, 4096, 4096, 1}, {128, 1024, 1024, 128, 2}, {1, 384, 512, 512, 1},
-      {16, 256, 384, 64, 3},
+      {16, 256, 384, 64, 3},       {16, 4096, 4096, 128, 0},
   };
   std::uint32_t seed = 1;
   for (const W8A16Case& c : cases) run_case<GemmF16, __half, __half>(c, seed++);

@@ -72,6 +72,12 @@ TEST(MixedInputArguments, RefusesBadScalesAndGroups) {
     a.group = group;
     expect_invalid(a, "group = " + std::to_string(group));
   }
+  // More scales than 32-bit offsets reach: 2^22 x 1024 columns in groups of 64.
+  a = valid_args();
+  a.m = 1; a.n = 1024; a.k = 1 << 28; a.lda = a.k; a.ldb = a.k; a.group = 64;
+  a.d = fake<__half>(0x5000000); a.ldd = 1024;
+  a.b = fake<const std::int8_t>(0x10000000000);  a.a = fake<const __half>(0x20000000000);
+  expect_invalid(a, "scale (4194304 x 1024) has 2^31 elements or more");
   // D on top of the scales.
   a = valid_args();
   a.d = fake<__half>(0x4000000 + 64);
@@ -128,6 +134,18 @@ TEST(MixedInputArguments, SplitKNeedsAWorkspaceApartFromEverything) {
   a = valid_args();
   a.k = 100; a.lda = 104; a.ldb = 112; a.group = 100; a.split_k = 4;
   EXPECT_EQ(Gemm::split_k_slices(a).count, 2);
+}
+
+TEST(MixedInputArguments, SplitKRuleForDecode) {
+  Gemm::Arguments a = valid_args();  // 16 x 4096 x 4096: 32 output tiles, 64 k-tiles
+  EXPECT_EQ(Gemm::split_k_for(a, 132), 8);
+  EXPECT_EQ(Gemm::split_k_for(a, 32), 1);
+  a.m = 128;  // 256 tiles fill 132 SMs
+  EXPECT_EQ(Gemm::split_k_for(a, 132), 1);
+  a.m = 1; a.n = 14336; a.k = 14336;  // 112 tiles
+  EXPECT_EQ(Gemm::split_k_for(a, 132), 2);
+  a.n = 128; a.k = 512;  // 8 k-tiles: one slice of 4 k-tiles at least
+  EXPECT_EQ(Gemm::split_k_for(a, 132), 2);
 }
 
 TEST(MixedInputArguments, DeviceProperties) {

@@ -137,6 +137,18 @@ class GemmMixedInput {
     return tilepipe::split_k_slices(args.k, args.split_k, Policy::Tile::kK);
   }
 
+  //! A split-K factor for `args` on a GPU with `sm_count` SMs (the decode rule): doubles from 1
+  //! while the thread blocks, output tiles x slices, are fewer than the SMs and every slice keeps
+  //! at least 4 k-tiles. M = 16, N = K = 4096 on 132 SMs: 32 tiles, split 8.
+  static int split_k_for(const Arguments& args, int sm_count) {
+    const std::int64_t tiles = std::int64_t((args.m + Policy::Tile::kM - 1) / Policy::Tile::kM) *
+                               ((args.n + Policy::Tile::kN - 1) / Policy::Tile::kN);
+    const int k_tiles = (args.k + Policy::Tile::kK - 1) / Policy::Tile::kK;
+    int split = 1;
+    while (tiles * split < sm_count && k_tiles >= 8 * split) split *= 2;
+    return split;
+  }
+
   //! Bytes of workspace `run` needs: 0 without split-K, else `slices x M x N` floats (the
   //! contiguous extent rounded up to 4).
   static std::size_t workspace_size(const Arguments& args) {

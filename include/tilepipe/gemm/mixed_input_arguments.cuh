@@ -72,8 +72,11 @@ struct MixedInputArgumentChecks {
     if (a.group != 64 && a.group != 128 && a.group != a.k)
       return invalid(describe("group", a.group) + " must be 64, 128 or K (= " + std::to_string(a.k) +
                      ", one scale per column)");
-    // The scales are read while D (and the workspace) are written.
     const std::int64_t rows = (std::int64_t(a.k) + a.group - 1) / a.group;
+    if (rows * a.n > 0x7FFFFFFF)
+      return invalid("scale (" + std::to_string(rows) + " x " + std::to_string(a.n) +
+                     ") has 2^31 elements or more; use a larger group");
+    // The scales are read while D (and the workspace) are written.
     const Range scale = range(a.scale, rows * a.n);
     const std::int64_t d_outer = a.layout_cd == Layout::kRowMajor ? a.m : a.n;
     const std::int64_t d_inner = a.layout_cd == Layout::kRowMajor ? a.n : a.m;

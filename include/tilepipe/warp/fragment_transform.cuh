@@ -61,13 +61,14 @@ struct DequantizeInt8 {
   using Stored = std::int8_t;
 
   const Element* scale = nullptr;  //!< ceil(K / group) x N, row-major
-  std::int64_t ld_scale = 0;       //!< elements between consecutive rows of `scale` (N)
+  int ld_scale = 0;                //!< elements between consecutive rows of `scale` (N); the
+                                   //!< array holds fewer than 2^31 elements
   int n = 0;                       //!< N: columns past it read the last column's scale
   int group_shift = 31;            //!< log2(group); 31: one scale per column (k >> 31 is 0)
 
   //! The transform for scales of `group` (a power of two, or >= k for one per column) of an
   //! `k x n` B.
-  static DequantizeInt8 make(const Element* scale, std::int64_t ld_scale, int n, int k, int group) {
+  static DequantizeInt8 make(const Element* scale, int ld_scale, int n, int k, int group) {
     DequantizeInt8 t;
     t.scale = scale;
     t.ld_scale = ld_scale;
@@ -85,7 +86,7 @@ struct DequantizeInt8 {
   TILEPIPE_DEVICE void operator()(std::uint32_t (&b)[2], const std::uint32_t (&raw)[2], int k,
                                   int col) const {
     const int c = col < n ? col : n - 1;
-    const Element s = __ldg(scale + (k >> group_shift) * ld_scale + c);
+    const Element s = __ldg(scale + ((k >> group_shift) * ld_scale + c));  // 32-bit offsets
     b[0] = dequantize_s8x2(raw[0], s);
     b[1] = dequantize_s8x2(raw[1], s);
   }
