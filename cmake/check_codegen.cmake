@@ -43,6 +43,10 @@ set(REQUIRED_PTX
       "mma\\.sync\\.aligned\\.m16n8k8\\.row\\.col\\.f32\\.tf32\\.tf32\\.f32"  "mma"
   "f32 rounded to tf32 to nearest (MathTF32's fragment loads)"
       "cvt\\.rna\\.tf32\\.f32"                             "cvt\\.[a-z]*\\.?tf32"
+  "int8 to f16 in registers (W8A16: prmt under the exponent 0x64, then sub.f16x2 of 1152)"
+      "sub\\.f16x2"                                            "f16x2"
+  "int8 to bf16 in registers (W8A16: prmt into 2^23 + q + 128 in f32, then add -(2^23 + 128))"
+      "add\\.f32[^\n]*0fCB000080"                              "0fCB000080"
 )
 # The Hopper tier, in the sm_90a PTX only.
 set(REQUIRED_PTX_sm_90a
@@ -133,6 +137,7 @@ set(SASS_BASELINE_KERNELS
   "default_f16_tn"  "."  "MultistageMainloop<__half, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)1, [^>]*, 4, [A-Za-z_:]*MathDefault>, false>.*StagedEpilogue<__half,"  "LDGSTS,LDSM,HMMA"
   "narrow_f16_tn"   "."  "MultistageMainloop<__half, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)1, [^>]*, 4, [A-Za-z_:]*MathDefault>, true>.*StagedEpilogue<__half,"  "LDGSTS,LDSM,HMMA"
   "tf32_tt"         "."  "MultistageMainloop<float, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)0, [^>]*, 3, [A-Za-z_:]*MathTF32>, false>.*StagedEpilogue<float,"  "LDGSTS,LDS,HMMA"
+  "w8a16_f16_tn"    "."  "MultistageMainloop<[A-Za-z_:]*MixedInput<__half, [A-Za-z_:]*DequantizeInt8<__half> >, .*StagedEpilogue<__half,"  "LDGSTS,LDS,HMMA"
   "hopper_f16_tn"   "^90a$"  "WarpSpecializedMainloop<__half, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)1, [^>]*HopperTileConfig<[0-9]+, [0-9]+, 4, [0-9]+>.*WarpgroupEpilogue<__half,"  "UTMALDG,UTMASTG,HGMMA,SYNCS"
 )
 set(SASS_BASELINE_TOLERANCE 5)  # percent
