@@ -155,23 +155,24 @@ TEST(MixedInputArguments, DeviceProperties) {
 }
 
 // The scale row of k is k / group: a shift for groups of 64 and 128, always 0 for one scale per
-// column (group = K, whatever K is), also for the k past K of a zero-filled residue.
+// column (group = K, whatever K is); the k past K of a zero-filled residue, up to the end of the
+// last k-tile of any depth, read the last row.
 TEST(DequantizeInt8, GroupRowOfK) {
   using T = tilepipe::DequantizeInt8<__half>;
   for (int group : {64, 128}) {
     const T t = T::make(nullptr, 4096, 4096, 4096, group);
-    for (int k = 0; k < 4096 + 64; ++k) EXPECT_EQ(k >> t.group_shift, k / group);
+    for (int k = 0; k < 4096; ++k) EXPECT_EQ(t.row_of(k), k / group);
   }
-  for (int k_total : {64, 100, 128, 1000, 4096, 14336}) {
+  for (int k_total : {1, 16, 64, 100, 128, 1000, 4096, 14336}) {
     const T t = T::make(nullptr, 4096, 4096, k_total, k_total);
-    for (int k = 0; k < k_total + 64; ++k) EXPECT_EQ(k >> t.group_shift, 0);
+    for (int k = 0; k < k_total + 256; ++k) EXPECT_EQ(t.row_of(k), 0);
   }
-  // The rows a padded last k-tile reads stay inside ceil(K / group) rows when TileK divides 64.
   for (int group : {64, 128})
-    for (int k_total = 1; k_total < 1024; ++k_total) {
-      const int k_tiles = (k_total + 63) / 64;
-      const int last_k = k_tiles * 64 - 1;
-      EXPECT_LT(last_k / group, (k_total + group - 1) / group) << "K " << k_total << " group " << group;
+    for (int k_total = 1; k_total < 1100; ++k_total) {
+      const T t = T::make(nullptr, 4096, 4096, k_total, group);
+      const int rows = (k_total + group - 1) / group;
+      for (int k = 0; k < k_total; ++k) ASSERT_EQ(t.row_of(k), k / group);
+      for (int k = k_total; k < k_total + 256; ++k) ASSERT_EQ(t.row_of(k), rows - 1);
     }
 }
 

@@ -39,8 +39,7 @@ using MixedInputTileConfig = TileConfig<16, 128, 64, 16, 32>;
 //! \tparam LayoutB   `Layout::kColumnMajor` (the only one: K contiguous)
 //! \tparam Stages    shared-memory pipeline depth
 //! \tparam OutputOp  what is done to each element before it is stored (output_ops.cuh)
-//! \tparam Tile      block and warp tile, a `TileConfig` with MathDefault whose TileK divides 64
-//!                   (a k-tile then lies within one scale group)
+//! \tparam Tile      block and warp tile, a `TileConfig` with MathDefault
 //!
 //! \code
 //! using Gemm = tilepipe::GemmMixedInput<__half, std::int8_t, __half>;
@@ -76,9 +75,6 @@ class GemmMixedInput {
                 "GemmMixedInput: pass the tile as a TileConfig; the stage count is Stages");
   static_assert(std::is_same_v<typename Tile::Math, MathDefault>,
                 "GemmMixedInput: the tile's math must be MathDefault (f32 accumulators)");
-  static_assert(64 % Tile::Tile::kK == 0,
-                "GemmMixedInput: the tile's TileK must divide 64, so that a k-tile never spans two "
-                "scale groups past K");
 
  public:
   using Arguments = MixedInputArguments<ElementA, ElementB, ElementD, OutputOp>;

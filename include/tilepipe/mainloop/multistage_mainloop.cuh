@@ -173,8 +173,9 @@ class MultistageMainloop {
     FragmentB fb[2];
     int block_m0, block_n0;
     int copy_bytes_a, copy_bytes_b;  // AnyAlignment: each operand's copy width
-    TransformB transform_b;          // MixedInput: B's transform, and this lane's first k and
-    int lane_k0, lane_n0;            // column in it (of k-tile 0, n8 tile 0)
+    const TransformB& transform_b;   // MixedInput: B's transform (a kernel parameter, read in
+                                     // place), and this lane's first k and column in it (of
+    int lane_k0, lane_n0;            // k-tile 0, n8 tile 0)
   };
 
   // The loader of an operand, viewed in storage terms (rows strided, columns contiguous):

@@ -64,6 +64,7 @@ struct DequantizeInt8 {
   int ld_scale = 0;                //!< elements between consecutive rows of `scale` (N); the
                                    //!< array holds fewer than 2^31 elements
   int n = 0;                       //!< N: columns past it read the last column's scale
+  int k_last = 0;                  //!< K - 1: k past it reads the last row's scales
   int group_shift = 31;            //!< log2(group); 31: one scale per column (k >> 31 is 0)
 
   //! The transform for scales of `group` (a power of two, or >= k for one per column) of an
@@ -73,6 +74,7 @@ struct DequantizeInt8 {
     t.scale = scale;
     t.ld_scale = ld_scale;
     t.n = n;
+    t.k_last = k > 0 ? k - 1 : 0;
     t.group_shift = group >= k ? 31 : group_shift_of(group);
     return t;
   }
@@ -83,10 +85,14 @@ struct DequantizeInt8 {
     return 31;
   }
 
+  //! The row of `scale` for k: `k / group`, clamped to the last row for the k >= K of a
+  //! zero-filled residue (whose products are zero anyway).
+  TILEPIPE_HOST_DEVICE constexpr int row_of(int k) const { return (k < k_last ? k : k_last) >> group_shift; }
+
   TILEPIPE_DEVICE void operator()(std::uint32_t (&b)[2], const std::uint32_t (&raw)[2], int k,
                                   int col) const {
     const int c = col < n ? col : n - 1;
-    const Element s = __ldg(scale + ((k >> group_shift) * ld_scale + c));  // 32-bit offsets
+    const Element s = __ldg(scale + (row_of(k) * ld_scale + c));  // 32-bit offsets
     b[0] = dequantize_s8x2(raw[0], s);
     b[1] = dequantize_s8x2(raw[1], s);
   }
