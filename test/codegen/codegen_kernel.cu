@@ -93,3 +93,6 @@ using W8A16F16 = tilepipe::GemmMixedInput<__half, std::int8_t, __half>;
 using W8A16BF16 = tilepipe::GemmMixedInput<__nv_bfloat16, std::int8_t, __nv_bfloat16>;
 template __global__ void tilepipe::gemm_kernel<W8A16F16::Kernel>(W8A16F16::Params);
 template __global__ void tilepipe::gemm_kernel<W8A16BF16::Kernel>(W8A16BF16::Params);
+// fp8 e4m3 weights: cvt.rn.f16x2.e4m3x2 on sm_90a, integer operations on sm_80.
+using W8A16E4M3 = tilepipe::GemmMixedInput<__half, __nv_fp8_e4m3, __half>;
+template __global__ void tilepipe::gemm_kernel<W8A16E4M3::Kernel>(W8A16E4M3::Params);

@@ -1,5 +1,5 @@
-// Device tests of GemmMixedInput (W8A16): f16 / bf16 A times int8 B with per-group scales. Every
-// element of D is checked against a CPU reference in double of A * (q * scale), within a bound
+// Device tests of GemmMixedInput (W8A16): f16 / bf16 A times int8 (or fp8 e4m3) B with per-group
+// scales. Every element of D is checked against a CPU reference in double of A * (q * scale), within a bound
 // derived from the arithmetic: the dequantized b rounds once to A's type (f16x2 / bf16 multiply),
 // the products of two 16-bit values are exact in f32, and the tensor cores and split-K sum them
 // in f32. D sits between poisoned guard bands, with poisoned gaps between its rows, and split-K's
@@ -51,6 +51,33 @@ T from_double(double x) {
   else if constexpr (std::is_same_v<T, __half>) return __float2half_rn(static_cast<float>(x));
   else return __float2bfloat16_rn(static_cast<float>(x));
 }
+// Half the spacing of a type's subnormals (0 for the types whose dequantized b cannot be one).
+template <class T>
+double subnormal_roundoff() {
+  return std::is_same_v<T, __half> ? std::ldexp(1.0, -25) : 0.0;
+}
+
+// The value of a stored element of B, and a random one: int8 over its whole range, e4m3 over
+// every bit pattern but its two NaNs.
+double value_of(std::int8_t q) { return q; }
+double value_of(__nv_fp8_e4m3 q) { return static_cast<float>(q); }
+template <class ElementB>
+ElementB random_b(std::mt19937& rng) {
+  if constexpr (std::is_same_v<ElementB, std::int8_t>) {
+    return static_cast<std::int8_t>(std::uniform_int_distribution<int>(-128, 127)(rng));
+  } else {
+    ElementB e;
+    do e.__x = static_cast<__nv_fp8_storage_t>(rng() & 0xFF); while ((e.__x & 0x7F) == 0x7F);
+    return e;
+  }
+}
+template <class ElementB>
+ElementB b_from_bits(unsigned char bits) {
+  ElementB e;
+  std::memcpy(&e, &bits, 1);
+  return e;
+}
+
 // Unit roundoff of a type: half the distance from 1 to the next value.
 template <class T>
 double unit_roundoff() {
@@ -59,7 +86,7 @@ double unit_roundoff() {
   else return std::ldexp(1.0, -8);
 }
 
-template <class Gemm, class ElementA, class ElementD>
+template <class Gemm, class ElementA, class ElementD, class ElementB = std::int8_t>
 void run_case(const W8A16Case& c, std::uint32_t seed) {
   SCOPED_TRACE(describe(c));
   const int m = c.m, n = c.n, k = c.k;
@@ -71,20 +98,22 @@ void run_case(const W8A16Case& c, std::uint32_t seed) {
   const int groups = (k + c.group - 1) / c.group;
 
   // Random inputs: A in [-1, 1] (one element forced to 1, so never all zero), B over the whole
-  // int8 range with -128 and 127 both present, scales of either sign with magnitudes in
-  // [2^-8, 2^-5] (so q * scale is a normal number of A's type for every q != 0).
+  // int8 range with -128 and 127 both present (e4m3: every value, -448 and 448 present), scales of
+  // either sign with magnitudes in [2^-8, 2^-5] (for int8, q * scale is then a normal number of
+  // A's type for every q != 0).
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
-  std::uniform_int_distribution<int> byte(-128, 127);
   std::vector<ElementA> a(static_cast<std::size_t>(m) * lda, from_double<ElementA>(0.0));
   for (int i = 0; i < m; ++i)
     for (int kk = 0; kk < k; ++kk) a[i * lda + kk] = from_double<ElementA>(unit(rng));
   a[0] = from_double<ElementA>(1.0);
-  std::vector<std::int8_t> b(static_cast<std::size_t>(n) * ldb, 0);
+  std::vector<ElementB> b(static_cast<std::size_t>(n) * ldb, b_from_bits<ElementB>(0));
   for (int j = 0; j < n; ++j)
-    for (int kk = 0; kk < k; ++kk) b[j * ldb + kk] = static_cast<std::int8_t>(byte(rng));
-  b[0] = -128;
-  b[static_cast<std::size_t>(n - 1) * ldb + k - 1] = 127;
+    for (int kk = 0; kk < k; ++kk) b[j * ldb + kk] = random_b<ElementB>(rng);
+  // The extremes: int8 -128 and 127; e4m3 -448 and 448.
+  const bool int8 = std::is_same_v<ElementB, std::int8_t>;
+  b[0] = b_from_bits<ElementB>(int8 ? 0x80 : 0xFE);
+  b[static_cast<std::size_t>(n - 1) * ldb + k - 1] = b_from_bits<ElementB>(int8 ? 0x7F : 0x7E);
   std::vector<ElementA> scale(static_cast<std::size_t>(groups) * n);
   for (auto& s : scale) s = from_double<ElementA>(std::ldexp(1.0 + std::fabs(unit(rng)), -8 + static_cast<int>(rng() % 3)) * (rng() % 2 ? 1 : -1));
   std::vector<ElementD> cm(static_cast<std::size_t>(span_d), from_double<ElementD>(0.0));
@@ -93,7 +122,7 @@ void run_case(const W8A16Case& c, std::uint32_t seed) {
   // D between guard bands, all poisoned (0xFF bytes: NaN in every float type).
   constexpr std::int64_t kGuard = 64;  // elements, so that D stays 16-byte aligned
   tptest::DeviceBuffer<ElementA> d_a(a.size()), d_scale(scale.size());
-  tptest::DeviceBuffer<std::int8_t> d_b(b.size());
+  tptest::DeviceBuffer<ElementB> d_b(b.size());
   tptest::DeviceBuffer<ElementD> d_c(cm.size()), d_d(static_cast<std::size_t>(span_d + 2 * kGuard));
   ASSERT_TRUE(d_a.ok() && d_b.ok() && d_scale.ok() && d_c.ok() && d_d.ok());
   TP_CUDA_ASSERT(d_a.upload(a));
@@ -144,22 +173,24 @@ void run_case(const W8A16Case& c, std::uint32_t seed) {
   const double u_a = unit_roundoff<ElementA>(), u_d = unit_roundoff<ElementD>();
   const int slices = Gemm::split_k_slices(args).count;
   const double sum_rel = u_a + 2.0 * (k + slices + 2) * std::ldexp(1.0, -24);
+  const double u_sub = subnormal_roundoff<ElementA>();  // a dequantized b below A's normal range
   int bad = 0;
   std::vector<bool> inside(d.size(), false);
   for (int i = 0; i < m; ++i) {
     for (int j = 0; j < n; ++j) {
-      double ref = 0.0, mag = 0.0;
+      double ref = 0.0, mag = 0.0, mag_a = 0.0;
       for (int kk = 0; kk < k; ++kk) {
-        const double bq = static_cast<double>(b[j * ldb + kk]) * to_double(scale[(kk / c.group) * n + j]);
+        const double bq = value_of(b[j * ldb + kk]) * to_double(scale[(kk / c.group) * n + j]);
         const double p = to_double(a[i * lda + kk]) * bq;
         ref += p;
         mag += std::fabs(p);
+        mag_a += std::fabs(to_double(a[i * lda + kk]));
       }
       const std::int64_t off = row_d ? i * ldd + j : j * ldd + i;
       const double cij = c.beta != 0.0f ? to_double(cm[off]) : 0.0;
       const double want = c.alpha * ref + c.beta * cij;
-      const double tol = std::fabs(c.alpha) * mag * sum_rel + std::fabs(c.beta * cij) * std::ldexp(1.0, -22) +
-                         u_d * std::fabs(want) + 1e-30;
+      const double tol = std::fabs(c.alpha) * (mag * sum_rel + mag_a * u_sub) +
+                         std::fabs(c.beta * cij) * std::ldexp(1.0, -22) + u_d * std::fabs(want) + 1e-30;
       const double got = to_double(d[kGuard + off]);
       inside[kGuard + off] = true;
       if (!(std::fabs(got - want) <= tol) && ++bad <= 8)
@@ -230,6 +261,17 @@ TEST(GemmW8A16, EpilogueF32AndColumnMajor) {
   std::uint32_t seed = 300;
   for (const W8A16Case& c : cases) run_case<GemmF16F32, __half, float>(c, seed++);
   run_case<GemmF16, __half, __half>({16, 512, 1024, 64, 2, Layout::kColumnMajor, 1.5f, -1.0f}, seed++);
+}
+
+// fp8 e4m3 weights: the same GEMM with cvt.rn.f16x2.e4m3x2 (sm_89 and later) or integer
+// operations (sm_80) in place of int8's conversion.
+TEST(GemmW8A16, Fp8E4M3Weights) {
+  using GemmE4M3 = tilepipe::GemmMixedInput<__half, __nv_fp8_e4m3, __half>;
+  const W8A16Case cases[] = {
+      {16, 4096, 4096, 128, 4}, {1, 512, 1024, 1024, 1}, {17, 200, 1000, 64, 3},
+  };
+  std::uint32_t seed = 400;
+  for (const W8A16Case& c : cases) run_case<GemmE4M3, __half, __half, __nv_fp8_e4m3>(c, seed++);
 }
 
 // can_implement on the device refuses what check_arguments refuses, naming the argument.

@@ -148,6 +148,21 @@ TEST(MixedInputArguments, SplitKRuleForDecode) {
   EXPECT_EQ(Gemm::split_k_for(a, 132), 2);
 }
 
+// fp8 e4m3 weights take the same arguments (B is one byte per element either way).
+TEST(MixedInputArguments, Fp8WeightsTakeTheSameChecks) {
+  using GemmE4M3 = tilepipe::GemmMixedInput<__half, __nv_fp8_e4m3, __half>;
+  const Gemm::Arguments v = valid_args();
+  GemmE4M3::Arguments a;
+  a.m = v.m; a.n = v.n; a.k = v.k;
+  a.a = v.a; a.lda = v.lda;
+  a.b = fake<const __nv_fp8_e4m3>(0x2000000); a.ldb = v.ldb;
+  a.scale = v.scale; a.group = v.group;
+  a.d = v.d; a.ldd = v.ldd;
+  EXPECT_TRUE(GemmE4M3::check_arguments(a).ok()) << GemmE4M3::check_arguments(a).what();
+  a.ldb = 4104;
+  EXPECT_NE(GemmE4M3::check_arguments(a).message().find("ldb = 4104"), std::string::npos);
+}
+
 TEST(MixedInputArguments, DeviceProperties) {
   EXPECT_EQ(Gemm::check_device_properties(0, 7, 1 << 20).code(), Status::Code::kUnsupportedDevice);
   EXPECT_EQ(Gemm::check_device_properties(0, 8, 1024).code(), Status::Code::kInsufficientResources);

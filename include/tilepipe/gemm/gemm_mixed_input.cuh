@@ -33,7 +33,9 @@ using MixedInputTileConfig = TileConfig<16, 128, 64, 16, 32>;
 //! A weight-only quantized GEMM (W8A16): see MixedInputArguments for the operands.
 //!
 //! \tparam ElementA  `__half` or `__nv_bfloat16`: A, the scales, and what the MMA multiplies
-//! \tparam ElementB  `std::int8_t` (B's stored element)
+//! \tparam ElementB  B's stored element: `std::int8_t`, or `__nv_fp8_e4m3` (converted with the
+//!                   `cvt.rn.f16x2.e4m3x2` of sm_89+ where the build has it, integer operations
+//!                   on sm_80)
 //! \tparam ElementD  `__half`, `__nv_bfloat16` or `float` (C and D)
 //! \tparam LayoutA   `Layout::kRowMajor` (the only one)
 //! \tparam LayoutB   `Layout::kColumnMajor` (the only one: K contiguous)
@@ -62,8 +64,8 @@ template <class ElementA, class ElementB, class ElementD, Layout LayoutA = Layou
 class GemmMixedInput {
   static_assert(std::is_same_v<ElementA, __half> || std::is_same_v<ElementA, __nv_bfloat16>,
                 "GemmMixedInput: A (and the scales) must be __half or __nv_bfloat16");
-  static_assert(std::is_same_v<ElementB, std::int8_t>,
-                "GemmMixedInput: B must be std::int8_t (weight-only int8 quantization)");
+  static_assert(std::is_same_v<ElementB, std::int8_t> || std::is_same_v<ElementB, __nv_fp8_e4m3>,
+                "GemmMixedInput: B must be std::int8_t or __nv_fp8_e4m3 (weight-only quantization)");
   static_assert(is_supported_element_v<ElementD>,
                 "GemmMixedInput: C and D must be __half, __nv_bfloat16 or float");
   static_assert(LayoutA == Layout::kRowMajor,
@@ -78,7 +80,7 @@ class GemmMixedInput {
 
  public:
   using Arguments = MixedInputArguments<ElementA, ElementB, ElementD, OutputOp>;
-  using Transform = DequantizeInt8<ElementA>;
+  using Transform = Dequantize<ElementA, ElementB>;
   using Policy = typename Tile::template WithStages<Stages>;
   using Mainloop = MultistageMainloop<MixedInput<ElementA, Transform>, LayoutA, LayoutB, Policy>;
   using Epilogue =

@@ -83,7 +83,7 @@ class MultistageMainloop {
       Operand::kA, kOrderA, Tile::kM, Tile::kK, Warp::kM>;
   //! ldmatrix for B stored as A, else 16-bit loads of its stored bytes (ByteFragmentLoaderB).
   using FragmentLoaderB = std::conditional_t<
-      kTransformsB, ByteFragmentLoaderB<Tile::kN, Tile::kK, Warp::kN>,
+      kTransformsB, ByteFragmentLoaderB<ElementB, Tile::kN, Tile::kK, Warp::kN>,
       typename WarpMath<Element, Math>::template FragmentLoader<Operand::kB, kOrderB, Tile::kN,
                                                                  Tile::kK, Warp::kN>>;
   using TileA = typename FragmentLoaderA::Tile;  // (TileM, TileK) or (TileK, TileM)

@@ -7,6 +7,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include <cstdint>
 
@@ -85,6 +86,15 @@ struct ElementTraits<std::int8_t> : detail::ElementTraitsBase<std::uint8_t> {
   static constexpr MmaAtom kMmaAtom = MmaAtom::kNone;
   static constexpr const char* kName = "s8";
   TILEPIPE_DEVICE static float to_float(std::int8_t x) { return static_cast<float>(x); }
+};
+
+//! fp8 e4m3 (4 exponent bits, 3 mantissa bits, no infinities): a B operand stored at one byte and
+//! converted in registers, like int8 (gemm/gemm_mixed_input.cuh).
+template <>
+struct ElementTraits<__nv_fp8_e4m3> : detail::ElementTraitsBase<std::uint8_t> {
+  static constexpr MmaAtom kMmaAtom = MmaAtom::kNone;
+  static constexpr const char* kName = "e4m3";
+  TILEPIPE_DEVICE static float to_float(__nv_fp8_e4m3 x) { return static_cast<float>(x); }
 };
 
 //! Whether tilepipe knows element type `T` at all (as C/D, or as A/B when it has an MMA atom).

@@ -22,8 +22,9 @@ struct RawFragmentB {
   std::uint32_t x[kTiles][2];  // (WarpN / 8, 2 registers of two bytes)
 };
 
-//! Warp-scope loader of int8 B fragments from a `TileN x TileK` (K contiguous) shared tile.
+//! Warp-scope loader of 1-byte B fragments from a `TileN x TileK` (K contiguous) shared tile.
 //!
+//! \tparam Stored  B's 1-byte element (`std::int8_t`, `__nv_fp8_e4m3`)
 //! \tparam TileN   block tile extent along N
 //! \tparam TileK   block tile extent along K, a multiple of 16
 //! \tparam WarpN   this warp's extent along N, a multiple of 16 that divides TileN
@@ -32,16 +33,17 @@ struct RawFragmentB {
 //! why not ldmatrix), free of bank conflicts.
 //!
 //! \code
-//! tilepipe::ByteFragmentLoaderB<128, 64, 32> load_b(lane, warp_n0);
+//! tilepipe::ByteFragmentLoaderB<std::int8_t, 128, 64, 32> load_b(lane, warp_n0);
 //! tilepipe::RawFragmentB<32> raw;
 //! load_b.load(raw, ring.read_stage().b, /*k_block=*/0);
 //! \endcode
-template <int TileN, int TileK, int WarpN>
+template <class Stored, int TileN, int TileK, int WarpN>
 class ByteFragmentLoaderB {
+  static_assert(sizeof(Stored) == 1, "ByteFragmentLoaderB: B's stored element must be 1 byte wide");
   using Map = ByteFragmentMap<TileN, TileK, WarpN>;
 
  public:
-  using Tile = SmemTile<std::int8_t, TileN, TileK>;
+  using Tile = SmemTile<Stored, TileN, TileK>;
   using Fragment = RawFragmentB<WarpN>;
   static constexpr int kKBlocks = Map::kKBlocks;
 
@@ -59,7 +61,8 @@ class ByteFragmentLoaderB {
       for (int j = 0; j < 2; ++j) {
         const int offset = Map::kSplits ? Map::split_offset(lane_bytes_, ni, k_block, j)
                                         : Map::offset(lane_, warp_n0_, ni, k_block, j);
-        frag.x[ni][j] = *reinterpret_cast<const std::uint16_t*>(tile.data + offset);
+        frag.x[ni][j] = *reinterpret_cast<const std::uint16_t*>(
+            reinterpret_cast<const unsigned char*>(tile.data) + offset);
       }
     }
   }

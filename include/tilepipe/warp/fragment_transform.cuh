@@ -3,7 +3,8 @@
 //! Transform-on-load: B stored in shared memory as something the tensor cores do not take (int8
 //! weights), converted in registers, right after each fragment load, into the f16 / bf16 fragment
 //! that `mma.sync.m16n8k16` takes. A mainloop gets one through its element argument,
-//! `MixedInput<ElementA, TransformB>` (see MultistageMainloop); `DequantizeInt8` is tilepipe's.
+//! `MixedInput<ElementA, TransformB>` (see MultistageMainloop); `Dequantize` (int8 or fp8 e4m3
+//! times per-group scales) is tilepipe's.
 //!
 //! **The TransformB concept.** A trivially copyable class (it travels in the kernel's
 //! parameters) with
@@ -35,6 +36,7 @@
 #include <type_traits>
 
 #include "../detail/macros.cuh"
+#include "../numeric/e4m3_dequant.cuh"
 #include "../numeric/int8_dequant.cuh"
 
 namespace tilepipe {
@@ -46,19 +48,22 @@ template <class ElementA, class TransformB>
 struct MixedInput {};
 
 //! Element `q` of column `n` and k `k` of B dequantized: `q * scale[k / group][n]`, rounded to
-//! `Element` once (numeric/int8_dequant.cuh), with scales of `Element` in a `ceil(K / group) x N`
-//! row-major array.
+//! `Element` once (numeric/int8_dequant.cuh, numeric/e4m3_dequant.cuh), with scales of `Element`
+//! in a `ceil(K / group) x N` row-major array.
 //!
 //! \tparam Element  A's element type, `__half` or `__nv_bfloat16`, also the scales' type
+//! \tparam StoredT  B's stored element: `std::int8_t` or `__nv_fp8_e4m3`
 //!
 //! `group` is a power of two of at least 16 (64 or 128 through GemmMixedInput), or one scale per
 //! column (`group >= K`); `make` takes care of both. A k16 block lies inside one group, so the
 //! four elements of a call share a scale: one 2-byte read-only load per call.
-template <class Element>
-struct DequantizeInt8 {
+template <class Element, class StoredT = std::int8_t>
+struct Dequantize {
   static_assert(std::is_same_v<Element, __half> || std::is_same_v<Element, __nv_bfloat16>,
-                "DequantizeInt8: the scales and the dequantized B are __half or __nv_bfloat16");
-  using Stored = std::int8_t;
+                "Dequantize: the scales and the dequantized B are __half or __nv_bfloat16");
+  static_assert(std::is_same_v<StoredT, std::int8_t> || std::is_same_v<StoredT, __nv_fp8_e4m3>,
+                "Dequantize: B's stored element is std::int8_t or __nv_fp8_e4m3");
+  using Stored = StoredT;
 
   const Element* scale = nullptr;  //!< ceil(K / group) x N, row-major
   int ld_scale = 0;                //!< elements between consecutive rows of `scale` (N); the
@@ -69,8 +74,8 @@ struct DequantizeInt8 {
 
   //! The transform for scales of `group` (a power of two, or >= k for one per column) of an
   //! `k x n` B.
-  static DequantizeInt8 make(const Element* scale, int ld_scale, int n, int k, int group) {
-    DequantizeInt8 t;
+  static Dequantize make(const Element* scale, int ld_scale, int n, int k, int group) {
+    Dequantize t;
     t.scale = scale;
     t.ld_scale = ld_scale;
     t.n = n;
@@ -93,10 +98,21 @@ struct DequantizeInt8 {
                                   int col) const {
     const int c = col < n ? col : n - 1;
     const Element s = __ldg(scale + (row_of(k) * ld_scale + c));  // 32-bit offsets
-    b[0] = dequantize_s8x2(raw[0], s);
-    b[1] = dequantize_s8x2(raw[1], s);
+    TILEPIPE_UNROLL
+    for (int j = 0; j < 2; ++j) {
+      if constexpr (std::is_same_v<Stored, std::int8_t>)
+        b[j] = dequantize_s8x2(raw[j], s);
+      else
+        b[j] = dequantize_e4m3x2(raw[j], s);
+    }
   }
 };
+
+//! Weight-only int8 (W8A16) and fp8 e4m3 (W8A16 in fp8) dequantization.
+template <class Element>
+using DequantizeInt8 = Dequantize<Element, std::int8_t>;
+template <class Element>
+using DequantizeE4M3 = Dequantize<Element, __nv_fp8_e4m3>;
 
 namespace detail {
 //! The transform of a mainloop whose B is stored as A: none.
