@@ -1,7 +1,8 @@
-// Host tests of the int8 -> f16 / bf16 conversion of numeric/int8_dequant.cuh: its constants,
-// replayed through a model of `prmt` (PTX ISA: byte i of the result is byte `sel >> 4i & 7` of
-// {b, a}), give every q of -128 .. 127 exactly, in both bytes of a register, and the products
-// with a scale then round once.
+// Host tests of the int8 -> f16 / bf16 conversion of numeric/int8_dequant.cuh and of the sm_80
+// e4m3 -> f16 conversion of numeric/e4m3_dequant.cuh: their constants, replayed through a model of
+// `prmt` (PTX ISA: byte i of the result is byte `sel >> 4i & 7` of {b, a}), give every q of
+// -128 .. 127, and every e4m3 but NaN, exactly, in both bytes of a register; the products with a
+// scale then round once.
 
 #include <gtest/gtest.h>
 
@@ -9,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include <tilepipe/numeric/e4m3_dequant.cuh>
 #include <tilepipe/numeric/int8_dequant.cuh>
 
 namespace {
@@ -53,6 +55,26 @@ TEST(Int8Dequant, F32MagicIsExactForEveryByte) {
     const std::uint32_t raw = std::uint32_t(std::uint8_t(q0)) | std::uint32_t(std::uint8_t(q1)) << 8 | 0x12340000u;
     EXPECT_EQ(f32_bits(prmt_model(raw ^ 0x8080u, kF32Exponent, kF32Selector0)) - kF32Offset, float(q0));
     EXPECT_EQ(f32_bits(prmt_model(raw ^ 0x8080u, kF32Exponent, kF32Selector0 + 1)) - kF32Offset, float(q1));
+  }
+}
+
+// Each e4m3 bit pattern b0 (low byte) and b1 (high byte), through prmt, the shift and the masks,
+// is the f16 of its value / 256; times 256 (exact) its value. NaN (S.1111.111) is not kept.
+TEST(E4M3Dequant, Sm80BitsAreExactForEveryValue) {
+  using namespace tilepipe::e4m3_magic;
+  EXPECT_EQ(half_bits(kBiasRatio & 0xFFFF), 256.0f);
+  EXPECT_EQ(half_bits(kBiasRatio >> 16), 256.0f);
+  for (int b0 = 0; b0 < 256; ++b0) {
+    if ((b0 & 0x7F) == 0x7F) continue;
+    const int b1 = 255 - b0 == 0x7F || 255 - b0 == 0xFF ? 0 : 255 - b0;
+    const std::uint32_t raw = std::uint32_t(b0) | std::uint32_t(b1) << 8 | 0x5A5A0000u;
+    const std::uint32_t spread = prmt_model(raw, 0u, kSpread);
+    const std::uint32_t bits = (spread & kSignBits) | ((spread >> 1) & kMagnitudeBits);
+    __nv_fp8_e4m3 e0, e1;
+    e0.__x = static_cast<__nv_fp8_storage_t>(b0);
+    e1.__x = static_cast<__nv_fp8_storage_t>(b1);
+    EXPECT_EQ(half_bits(bits & 0xFFFF) * 256.0f, static_cast<float>(e0)) << "e4m3 bits " << b0;
+    EXPECT_EQ(half_bits(bits >> 16) * 256.0f, static_cast<float>(e1)) << "e4m3 bits " << b1;
   }
 }
 
