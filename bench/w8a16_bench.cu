@@ -1,5 +1,5 @@
-// w8a16_bench: tilepipe::GemmMixedInput (f16 activations x int8 weights with groups of 128)
-// against the f16 GEMMs it replaces, tilepipe::GemmAuto and cuBLAS (cublasGemmEx, f32 compute),
+// w8a16_bench: tilepipe::GemmMixedInput (f16 activations x int8 weights with groups of 128; also
+// fp8 e4m3 weights, "e4m3") against the f16 GEMMs it replaces, tilepipe::GemmAuto and cuBLAS (cublasGemmEx, f32 compute),
 // at decode shapes: M in {1, 16, 128} x N = K in {4096, 14336}, A row-major, B column-major
 // (PyTorch's Linear.weight), D row-major f16.
 //
@@ -11,11 +11,12 @@
 // reported, in microseconds. Every configuration is first checked once: W8A16 against cuBLAS on
 // the dequantized weights (relative Frobenius error < 1e-2), GemmAuto against cuBLAS.
 // W8A16 runs with GemmMixedInput::split_k_for's factor ("rule") and with each split of 1 to 16
-// ("best" names the fastest). Exit status: 0 if every check passed, 3 if one did not, 1 on a
+// ("best" names the fastest); e4m3 with the rule's factor. Exit status: 0 if every check passed, 3 if one did not, 1 on a
 // CUDA error, 2 on usage.
 
 #include <cublas_v2.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -26,6 +27,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <tilepipe/gemm/gemm_heuristic.cuh>
@@ -35,6 +37,7 @@ namespace {
 
 using tilepipe::Layout;
 using W8A16 = tilepipe::GemmMixedInput<__half, std::int8_t, __half>;
+using E4M3 = tilepipe::GemmMixedInput<__half, __nv_fp8_e4m3, __half>;
 using Auto = tilepipe::GemmAuto<__half, __half, Layout::kRowMajor, Layout::kColumnMajor,
                                 tilepipe::Identity, /*AnyAlignment=*/false>;
 constexpr int kGroup = 128;
@@ -62,12 +65,25 @@ __global__ void fill_s8(std::int8_t* p, std::int64_t n, std::uint32_t seed) {
   for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n; i += std::int64_t(gridDim.x) * blockDim.x)
     p[i] = static_cast<std::int8_t>(hash(i, seed) & 0xFF);
 }
-// B (N x K, K contiguous) dequantized to f16: b * scale[k / group][n].
+// B (N x K, K contiguous) dequantized to f16: b * scale[k / group][n]; the same bytes read as
+// int8 or as e4m3 (NaN patterns read as zero).
+template <class Stored>
 __global__ void dequantize(__half* out, const std::int8_t* b, const __half* scale, int n, int k) {
   for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < std::int64_t(n) * k; i += std::int64_t(gridDim.x) * blockDim.x) {
     const int col = static_cast<int>(i / k), kk = static_cast<int>(i % k);
-    out[i] = __float2half(float(b[i]) * __half2float(scale[std::int64_t(kk / kGroup) * n + col]));
+    float v = b[i];
+    if constexpr (std::is_same_v<Stored, __nv_fp8_e4m3>) {
+      __nv_fp8_e4m3 e;
+      e.__x = static_cast<__nv_fp8_storage_t>(b[i]);
+      v = (b[i] & 0x7F) == 0x7F ? 0.0f : float(e);
+    }
+    out[i] = __float2half(v * __half2float(scale[std::int64_t(kk / kGroup) * n + col]));
   }
+}
+// The int8 bytes as e4m3 weights: NaN patterns (S.1111.111) become zeros.
+__global__ void clear_e4m3_nans(std::int8_t* p, std::int64_t n) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n; i += std::int64_t(gridDim.x) * blockDim.x)
+    if ((p[i] & 0x7F) == 0x7F) p[i] = 0;
 }
 
 struct Sets {
@@ -121,8 +137,8 @@ int main(int argc, char** argv) {
   if (cublasCreate(&cublas) != CUBLAS_STATUS_SUCCESS) return 1;
   std::printf("w8a16_bench on %s (%d SMs), median of %d runs, microseconds; group %d\n", prop.name,
               prop.multiProcessorCount, runs, kGroup);
-  std::printf("%6s %6s %6s | %9s %9s | %9s %5s %9s %5s | %8s %8s\n", "M", "N", "K", "cuBLAS", "auto",
-              "w8a16", "split", "best", "split", "vs cuBLAS", "vs auto");
+  std::printf("%6s %6s %6s | %9s %9s | %9s %5s %9s %5s | %8s %8s | %9s\n", "M", "N", "K", "cuBLAS",
+              "auto", "w8a16", "split", "best", "split", "vs cuBLAS", "vs auto", "e4m3");
 
   int status = 0;
   const int ms_[] = {1, 16, 128};
@@ -145,6 +161,7 @@ int main(int argc, char** argv) {
         fill_f16<<<1024, 256>>>(a, std::int64_t(m) * k, 11 + i, -1.0f, 2.0f);
         fill_f16<<<1024, 256>>>(b16, std::int64_t(n) * k, 23 + i, -1.0f / 64, 2.0f / 64);
         fill_s8<<<1024, 256>>>(b8, std::int64_t(n) * k, 37 + i);
+        clear_e4m3_nans<<<1024, 256>>>(b8, std::int64_t(n) * k);  // so that e4m3 can read them too
         fill_f16<<<1024, 256>>>(scale, std::int64_t(k / kGroup) * n, 41 + i, 1.0f / 512, 1.0f / 512);
         s.a.push_back(a); s.b16.push_back(b16); s.b8.push_back(b8); s.scale.push_back(scale); s.d.push_back(d);
       }
@@ -185,8 +202,8 @@ int main(int argc, char** argv) {
       wa.m = m; wa.n = n; wa.k = k;
       wa.lda = k; wa.ldb = k; wa.ldd = n; wa.group = kGroup;
       const int rule = W8A16::split_k_for(wa, prop.multiProcessorCount);
-      __half* deq = s.b16[0];  // set 0's f16 B becomes the dequantized int8 B
-      dequantize<<<1024, 256>>>(deq, s.b8[0], s.scale[0], n, k);
+      __half* deq = s.b16[0];  // set 0's f16 B becomes the dequantized int8 B, then e4m3 B
+      dequantize<std::int8_t><<<1024, 256>>>(deq, s.b8[0], s.scale[0], n, k);
       cublas_run(deq, s.a[0], ref);
       double t_rule = 0, t_best = INFINITY, e_w8 = 0;
       int best = 1;
@@ -212,12 +229,36 @@ int main(int argc, char** argv) {
         if (t < t_best) { t_best = t; best = split; }
         cudaFree(ws);
       }
-      const bool ok = e_w8 < 1e-2 && e_auto < 1e-2;
+      // e4m3 weights (the same bytes), the rule's split.
+      dequantize<__nv_fp8_e4m3><<<1024, 256>>>(deq, s.b8[0], s.scale[0], n, k);
+      cublas_run(deq, s.a[0], ref);
+      E4M3::Arguments ea;
+      ea.m = m; ea.n = n; ea.k = k;
+      ea.lda = k; ea.ldb = k; ea.ldd = n; ea.group = kGroup;
+      ea.split_k = rule;
+      const std::size_t e_bytes = E4M3::workspace_size(ea);
+      void* ws_e4m3 = nullptr;
+      if (e_bytes > 0) check_cuda(cudaMalloc(&ws_e4m3, e_bytes), "cudaMalloc workspace");
+      ea.workspace = ws_e4m3; ea.workspace_bytes = e_bytes;
+      auto e4m3_run = [&](int i) {
+        E4M3::Arguments x = ea;
+        x.a = s.a[i]; x.b = reinterpret_cast<const __nv_fp8_e4m3*>(s.b8[i]); x.scale = s.scale[i]; x.d = s.d[i];
+        const tilepipe::Status st = E4M3::run(x);
+        if (!st) { std::fprintf(stderr, "w8a16_bench: GemmMixedInput e4m3: %s\n", st.what()); std::exit(1); }
+      };
+      check_cuda(cudaMemset(s.d[0], 0xFF, std::int64_t(m) * n * 2), "poison D");
+      e4m3_run(0);
+      check_cuda(cudaDeviceSynchronize(), "GemmMixedInput e4m3 check");
+      const double e_e4m3 = rel_error(s.d[0], ref, std::int64_t(m) * n);
+      const double t_e4m3 = time_us(e4m3_run, sets, runs);
+      cudaFree(ws_e4m3);
+
+      const bool ok = e_w8 < 1e-2 && e_auto < 1e-2 && e_e4m3 < 1e-2;
       if (!ok) status = 3;
-      std::printf("%6d %6d %6d | %9.2f %9.2f | %9.2f %5d %9.2f %5d | %7.2fx %7.2fx%s\n", m, n, k, t_cublas,
-                  t_auto, t_rule, rule, t_best, best, t_cublas / t_rule, t_auto / t_rule,
+      std::printf("%6d %6d %6d | %9.2f %9.2f | %9.2f %5d %9.2f %5d | %7.2fx %7.2fx | %9.2f%s\n", m, n, k,
+                  t_cublas, t_auto, t_rule, rule, t_best, best, t_cublas / t_rule, t_auto / t_rule, t_e4m3,
                   ok ? "" : "  CHECK FAILED");
-      if (!ok) std::printf("  relative errors: w8a16 %.3g, auto %.3g\n", e_w8, e_auto);
+      if (!ok) std::printf("  relative errors: w8a16 %.3g, auto %.3g, e4m3 %.3g\n", e_w8, e_auto, e_e4m3);
       std::fflush(stdout);
 
       cudaFree(ws_auto);
