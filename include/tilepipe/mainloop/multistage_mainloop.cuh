@@ -22,8 +22,8 @@ namespace tilepipe {
 //! Block-scope mainloop: `acc += A[m0 : m0 + TileM, :] * B[:, n0 : n0 + TileN]` over all of K,
 //! for the warp tile of the calling warp.
 //!
-//! \tparam Element  `__half` or `__nv_bfloat16`; `float` under MathTF32; or, for B stored as
-//!                  int8 and converted on load, `MixedInput<ElementA, TransformB>`
+//! \tparam Element  `__half` or `__nv_bfloat16`; `float` under MathTF32; or, for a 1-byte B
+//!                  (int8, fp8 e4m3) converted on load, `MixedInput<ElementA, TransformB>`
 //!                  (warp/fragment_transform.cuh: A row-major, B column-major, 16-byte copies)
 //! \tparam LayoutA  global layout of A (M x K)
 //! \tparam LayoutB  global layout of B (K x N)

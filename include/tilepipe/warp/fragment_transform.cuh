@@ -1,13 +1,13 @@
 #pragma once
 //! \file
-//! Transform-on-load: B stored in shared memory as something the tensor cores do not take (int8
-//! weights), converted in registers, right after each fragment load, into the f16 / bf16 fragment
+//! Transform-on-load: B stored in shared memory as something the tensor cores do not take (int8 or
+//! fp8 weights), converted in registers, right after each fragment load, into the f16 / bf16 fragment
 //! that `mma.sync.m16n8k16` takes. A mainloop gets one through its element argument,
 //! `MixedInput<ElementA, TransformB>` (see MultistageMainloop); `Dequantize` (int8 or fp8 e4m3
 //! times per-group scales) is tilepipe's.
 //!
 //! **The TransformB concept.** A trivially copyable class (it travels in the kernel's
-//! parameters) with
+//! parameters, and the mainloop reads it there, by reference) with
 //! \code
 //! struct MyTransform {
 //!   using Stored = std::int8_t;  // B's element in global and shared memory (1 byte)
