@@ -48,9 +48,15 @@ set(REQUIRED_PTX
       "cvt\\.rna\\.tf32\\.f32"                             "cvt\\.[a-z]*\\.?tf32"
   "16 fma.rn.f32 in a row (MathSimtF32's product on the CUDA cores)"
       "${simt_fma_run}"                                      "fma\\.rn\\.f32|mul\\.rn\\.f32"
+  "int8 to f16 in registers (W8A16: prmt under the exponent 0x64, then sub.f16x2 of 1152)"
+      "sub\\.f16x2"                                            "f16x2"
+  "int8 to bf16 in registers (W8A16: prmt into 2^23 + q + 128 in f32, then add -(2^23 + 128))"
+      "add\\.f32[^\n]*0fCB000080"                              "0fCB000080"
 )
-# The Hopper tier, in the sm_90a PTX only.
+# The Hopper tier, in the sm_90a PTX only (and fp8 B's conversion instruction, from sm_89 on).
 set(REQUIRED_PTX_sm_90a
+  "fp8 e4m3 to f16 in registers (W8A16 with e4m3 weights)"
+      "cvt\\.rn\\.f16x2\\.e4m3x2"                                "e4m3"
   "TMA tile copies completing on an mbarrier"
       "cp\\.async\\.bulk\\.tensor\\.3d[^\n]*mbarrier::complete_tx::bytes"  "cp\\.async\\.bulk"
   "TMA copies multicast within a cluster (the shared B tile)"
@@ -146,6 +152,7 @@ set(SASS_BASELINE_KERNELS
   "narrow_f16_tn"   "."  "MultistageMainloop<__half, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)1, [^>]*, 4, [A-Za-z_:]*MathDefault>, true>.*StagedEpilogue<__half,"  "LDGSTS,LDSM,HMMA"
   "tf32_tt"         "."  "MultistageMainloop<float, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)0, [^>]*, 3, [A-Za-z_:]*MathTF32>, false>.*StagedEpilogue<float,"  "LDGSTS,LDS,HMMA"
   "simt_tt"         "."  "MultistageMainloop<float, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)0, [^>]*, 3, [A-Za-z_:]*MathSimtF32>, false>.*StagedEpilogue<float,"  "LDGSTS,LDS,FFMA"
+  "w8a16_f16_tn"    "."  "MultistageMainloop<[A-Za-z_:]*MixedInput<__half, [A-Za-z_:]*Dequantize<__half, signed char> >, .*StagedEpilogue<__half,"  "LDGSTS,LDS,HMMA"
   "hopper_f16_tn"   "^90a$"  "WarpSpecializedMainloop<__half, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)1, [^>]*HopperTileConfig<[0-9]+, [0-9]+, 4, [0-9]+>.*WarpgroupEpilogue<__half,"  "UTMALDG,UTMASTG,HGMMA,SYNCS"
 )
 set(SASS_BASELINE_TOLERANCE 5)  # percent

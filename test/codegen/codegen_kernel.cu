@@ -1,6 +1,6 @@
 // Kernels built only from tilepipe's collectives, compiled (never run) by the codegen test: the
 // PTX must contain 16-byte cp.async.cg, 8- and 4-byte cp.async.ca (the narrow kernel), ldmatrix
-// and mma.sync (and, for sm_90a, the Hopper tier's
+// and mma.sync, W8A16's int8 -> f16 / bf16 conversions (and, for sm_90a, the Hopper tier's
 // TMA copies, mbarrier parity waits, wgmma and setmaxnreg), and ptxas must report no spills, no
 // stack frame and no warning for any of them.
 
@@ -90,3 +90,14 @@ using HopperNN = tilepipe::GemmSm90<__nv_bfloat16, float, tilepipe::Layout::kCol
                                     tilepipe::Layout::kRowMajor, 4>;
 template __global__ void tilepipe::gemm_kernel_sm90<DefaultHopperTN::Kernel>(const __grid_constant__ DefaultHopperTN::Params);
 template __global__ void tilepipe::gemm_kernel_sm90<HopperNN::Kernel>(const __grid_constant__ HopperNN::Params);
+
+// W8A16 (GemmMixedInput): int8 B through the same ring at one byte per element, 16-bit shared
+// loads of its fragments, converted in registers before the mma (f16: prmt into 0x64XX and
+// sub.f16x2; bf16: prmt into 2^23 + XX in f32 and cvt.rn.bf16x2.f32).
+using W8A16F16 = tilepipe::GemmMixedInput<__half, std::int8_t, __half>;
+using W8A16BF16 = tilepipe::GemmMixedInput<__nv_bfloat16, std::int8_t, __nv_bfloat16>;
+template __global__ void tilepipe::gemm_kernel<W8A16F16::Kernel>(W8A16F16::Params);
+template __global__ void tilepipe::gemm_kernel<W8A16BF16::Kernel>(W8A16BF16::Params);
+// fp8 e4m3 weights: cvt.rn.f16x2.e4m3x2 on sm_90a, integer operations on sm_80.
+using W8A16E4M3 = tilepipe::GemmMixedInput<__half, __nv_fp8_e4m3, __half>;
+template __global__ void tilepipe::gemm_kernel<W8A16E4M3::Kernel>(W8A16E4M3::Params);

@@ -22,6 +22,7 @@ namespace tilepipe {
 template <class Mainloop, class Epilogue, class Raster, bool kSliceK = false>
 struct GemmKernel {
   using Element = typename Mainloop::Element;
+  using ElementB = typename Mainloop::ElementB;
   using Tile = typename Mainloop::Tile;
   static constexpr int kThreads = Mainloop::kThreads;
 
@@ -34,7 +35,7 @@ struct GemmKernel {
 
   struct Params {
     const Element* a;
-    const Element* b;
+    const ElementB* b;
     std::int64_t lda, ldb;
     std::int64_t batch_stride_a, batch_stride_b, batch_stride_c, batch_stride_d;
     int k;
@@ -43,6 +44,7 @@ struct GemmKernel {
     std::int64_t slice_stride_d;  //!< with kSliceK: elements between the D of consecutive slices
     typename Epilogue::Params epilogue;  //!< D, C, alpha, beta, the output operator, m and n
     int copy_bytes_a = 16, copy_bytes_b = 16;  //!< a narrow mainloop's copy widths (16, 8, 4, 2)
+    typename Mainloop::TransformB transform_b;  //!< a MixedInput mainloop's B transform
   };
 
   TILEPIPE_DEVICE void operator()(const Params& p, SharedStorage& storage) const {
@@ -66,7 +68,7 @@ struct GemmKernel {
     acc.clear();
     mainloop(acc, p.a + batch * p.batch_stride_a + a_k0, p.lda,
              p.b + batch * p.batch_stride_b + b_k0, p.ldb, p.epilogue.m, p.epilogue.n, k_len,
-             block_m0, block_n0, p.copy_bytes_a, p.copy_bytes_b);
+             block_m0, block_n0, p.copy_bytes_a, p.copy_bytes_b, p.transform_b, k0);
 
     // The mainloop has drained its ring, so the epilogue may reuse the same shared memory.
     typename Epilogue::Params ep = p.epilogue;

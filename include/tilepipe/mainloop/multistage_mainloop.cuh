@@ -12,6 +12,8 @@
 #include "../layout/tile_shape.cuh"
 #include "../numeric/element_traits.cuh"
 #include "../trace/trace.cuh"
+#include "../warp/byte_fragment_loader.cuh"
+#include "../warp/fragment_transform.cuh"
 #include "../warp/warp_math.cuh"
 #include "gemm_policy.cuh"
 
@@ -20,7 +22,9 @@ namespace tilepipe {
 //! Block-scope mainloop: `acc += A[m0 : m0 + TileM, :] * B[:, n0 : n0 + TileN]` over all of K,
 //! for the warp tile of the calling warp.
 //!
-//! \tparam Element  `__half` or `__nv_bfloat16`; `float` under MathTF32 or MathSimtF32
+//! \tparam Element  `__half` or `__nv_bfloat16`; `float` under MathTF32 or MathSimtF32; or, for a
+//!                  1-byte B (int8, fp8 e4m3) converted on load, `MixedInput<ElementA, TransformB>`
+//!                  (warp/fragment_transform.cuh: A row-major, B column-major, 16-byte copies)
 //! \tparam LayoutA  global layout of A (M x K)
 //! \tparam LayoutB  global layout of B (K x N)
 //! \tparam Policy   a `GemmPolicy` (tiles, stages and math: `Policy::Math` picks the fragment
@@ -49,9 +53,14 @@ class MultistageMainloop {
   static_assert(detail::HasStages<Policy>::value,
                 "MultistageMainloop: Policy must be a GemmPolicy (a tile with a stage count), e.g. "
                 "TileConfig<...>::WithStages<4>");
+  using Operands = detail::OperandTypes<ElementT>;
 
  public:
-  using Element = ElementT;
+  using Element = typename Operands::A;  //!< A's element, and the MMA's
+  using ElementB = typename Operands::B;  //!< B's element in memory (A's unless MixedInput)
+  using TransformB = typename Operands::TransformB;
+  //! Whether B's fragments are converted after their load (a MixedInput element argument).
+  static constexpr bool kTransformsB = Operands::kTransformsB;
   static constexpr Layout kLayoutA = LayoutA;
   static constexpr Layout kLayoutB = LayoutB;
   using Tile = typename Policy::Tile;
@@ -63,16 +72,29 @@ class MultistageMainloop {
   static constexpr SmemOrder kOrderB = smem_order_of(Operand::kB, LayoutB);
 
   using Math = typename Policy::Math;
+  static_assert(!kTransformsB || (LayoutA == Layout::kRowMajor && LayoutB == Layout::kColumnMajor),
+                "MultistageMainloop: a MixedInput B is loaded K-contiguous, so A must be row-major "
+                "and B column-major (N x K with K contiguous, as PyTorch stores Linear.weight)");
+  static_assert(!kTransformsB || (!AnyAlignment && sizeof(ElementB) == 1 &&
+                                  std::is_same_v<Math, MathDefault> && is_mma_m16n8k16_input_v<Element>),
+                "MultistageMainloop: a MixedInput needs f16 or bf16 A, a 1-byte B, MathDefault and "
+                "16-byte copies (AnyAlignment = false)");
   using FragmentLoaderA = typename WarpMath<Element, Math>::template FragmentLoader<
       Operand::kA, kOrderA, Tile::kM, Tile::kK, Warp::kM>;
-  using FragmentLoaderB = typename WarpMath<Element, Math>::template FragmentLoader<
-      Operand::kB, kOrderB, Tile::kN, Tile::kK, Warp::kN>;
+  //! ldmatrix for B stored as A, else 16-bit loads of its stored bytes (ByteFragmentLoaderB).
+  using FragmentLoaderB = std::conditional_t<
+      kTransformsB, ByteFragmentLoaderB<ElementB, Tile::kN, Tile::kK, Warp::kN>,
+      typename WarpMath<Element, Math>::template FragmentLoader<Operand::kB, kOrderB, Tile::kN,
+                                                                 Tile::kK, Warp::kN>>;
   using TileA = typename FragmentLoaderA::Tile;  // (TileM, TileK) or (TileK, TileM)
   using TileB = typename FragmentLoaderB::Tile;  // (TileN, TileK) or (TileK, TileN)
   using LoaderA = AsyncTileLoader<Element, TileA::kRows, TileA::kCols, kThreads>;
-  using LoaderB = AsyncTileLoader<Element, TileB::kRows, TileB::kCols, kThreads>;
+  using LoaderB = AsyncTileLoader<ElementB, TileB::kRows, TileB::kCols, kThreads>;
   using Mma = typename WarpMath<Element, Math>::template Mma<Warp::kM, Warp::kN>;
   using Accumulators = typename Mma::Accumulators;
+  //! B's fragment as the MMA takes it (after the transform, if any).
+  using FragmentB = std::conditional_t<kTransformsB, typename Mma::FragmentB,
+                                       typename FragmentLoaderB::Fragment>;
 
   //! One stage of the ring: a k-tile of A and one of B.
   struct Stage {
@@ -95,11 +117,13 @@ class MultistageMainloop {
   //! Requirements (debug builds check them): `a`, `b` and the leading dimensions in bytes are
   //! multiples of 16, because tiles move as 16-byte vectors; with `AnyAlignment`, multiples of
   //! `copy_bytes_a` / `copy_bytes_b` instead (16, 8, 4, or 2 for 16-bit elements), which the
-  //! other mainloop ignores.
+  //! other mainloop ignores. A MixedInput's transform is `transform_b`, called with the GEMM's
+  //! k, which is `k_origin` plus the k of this call (split-K gives each slice its origin).
   TILEPIPE_DEVICE void operator()(Accumulators& acc, const Element* a, std::int64_t lda,
-                                  const Element* b, std::int64_t ldb, int m, int n, int k,
+                                  const ElementB* b, std::int64_t ldb, int m, int n, int k,
                                   int block_m0, int block_n0, int copy_bytes_a = 16,
-                                  int copy_bytes_b = 16) {
+                                  int copy_bytes_b = 16, const TransformB& transform_b = {},
+                                  int k_origin = 0) {
     if constexpr (!AnyAlignment) copy_bytes_a = copy_bytes_b = 16;
     check_alignment(a, lda, copy_bytes_a, b, ldb, copy_bytes_b);
     Context ctx{make_loader<LoaderA, kOrderA>(a, lda, m, k, thread_),
@@ -112,7 +136,10 @@ class MultistageMainloop {
                 block_m0,
                 block_n0,
                 copy_bytes_a,
-                copy_bytes_b};
+                copy_bytes_b,
+                transform_b,
+                k_origin + 2 * (thread_ % 32 % 4),
+                block_n0 + warp_n0() + thread_ % 32 / 4};
     const int k_tiles = (k + Tile::kK - 1) / Tile::kK;
     // The ring receives the partial k-tile (K's residue) first, so every later k-tile is whole
     // in K: iterations t < refill_end refill the ring with whole k-tiles. A block whose rows of
@@ -143,18 +170,39 @@ class MultistageMainloop {
     FragmentLoaderB frag_b;
     Ring ring;
     typename FragmentLoaderA::Fragment fa[2];  // register double buffer over k-blocks
-    typename FragmentLoaderB::Fragment fb[2];
+    FragmentB fb[2];
     int block_m0, block_n0;
     int copy_bytes_a, copy_bytes_b;  // AnyAlignment: each operand's copy width
+    const TransformB& transform_b;   // MixedInput: B's transform (a kernel parameter, read in
+                                     // place), and this lane's first k and column in it (of
+    int lane_k0, lane_n0;            // k-tile 0, n8 tile 0)
   };
 
   // The loader of an operand, viewed in storage terms (rows strided, columns contiguous):
   // `mn` is the operand's M (or N) extent.
-  template <class Loader, SmemOrder Order>
-  TILEPIPE_DEVICE static Loader make_loader(const Element* p, std::int64_t ld, int mn, int k,
-                                            int thread) {
+  template <class Loader, SmemOrder Order, class T>
+  TILEPIPE_DEVICE static Loader make_loader(const T* p, std::int64_t ld, int mn, int k, int thread) {
     constexpr bool kKContig = Order == SmemOrder::kKContiguous;
-    return Loader(MatrixView<const Element>{p, kKContig ? mn : k, kKContig ? k : mn, ld}, thread);
+    return Loader(MatrixView<const T>{p, kKContig ? mn : k, kKContig ? k : mn, ld}, thread);
+  }
+
+  // B's fragments of k-block `kb` of tile `tile` (ring order: tile 0 is the last k-tile, tile
+  // u > 0 is k-tile u - 1) from `stage`: loaded, and for a MixedInput converted at once, so the
+  // scale loads of the transform are issued a k-block before the mma needs them.
+  TILEPIPE_DEVICE static void load_b(Context& c, FragmentB& fb, const Stage& stage, int kb, int tile,
+                                     int k_tiles) {
+    if constexpr (kTransformsB) {
+      typename FragmentLoaderB::Fragment raw;  // (n8 tiles, 2) stored bytes
+      c.frag_b.load(raw, stage.b, kb);
+      const int k = c.lane_k0 + (tile == 0 ? k_tiles - 1 : tile - 1) * Tile::kK + MmaShape::kK * kb;
+      TILEPIPE_UNROLL
+      for (int ni = 0; ni < FragmentB::kTiles; ++ni)
+        c.transform_b(fb.x[ni], raw.x[ni], k, c.lane_n0 + MmaShape::kN * ni);
+    } else {
+      (void)tile;
+      (void)k_tiles;
+      c.frag_b.load(fb, stage.b, kb);
+    }
   }
   // Which of this thread's chunks of A and B lie inside the matrices, for every whole k-tile of
   // the block tile: along M (N) only, since whole k-tiles lie inside in K.
@@ -231,7 +279,7 @@ class MultistageMainloop {
       c.ring.consumer_wait();
       trace::record(trace::Event::kWaitDone, 0);
       c.frag_a.load(c.fa[0], c.ring.read_stage().a, 0);
-      c.frag_b.load(c.fb[0], c.ring.read_stage().b, 0);
+      load_b(c, c.fb[0], c.ring.read_stage(), 0, 0, k_tiles);
     }
   }
 
@@ -274,7 +322,7 @@ class MultistageMainloop {
         const Stage& stage = c.ring.read_stage();  // tile t, or tile t + 1 at the last k-block
         const int next_kb = last_k_block ? 0 : kb + 1;
         c.frag_a.load(c.fa[(kb + 1) % 2], stage.a, next_kb);
-        c.frag_b.load(c.fb[(kb + 1) % 2], stage.b, next_kb);
+        load_b(c, c.fb[(kb + 1) % 2], stage, next_kb, last_k_block ? t + 1 : t, k_tiles);
       }
       mma(acc, c.fa[kb % 2], c.fb[kb % 2]);
     }
@@ -293,12 +341,12 @@ class MultistageMainloop {
   // Debug builds: the operands' addresses and leading dimensions must allow copies of their
   // width (a misaligned one would fault, or read the wrong bytes, in cp.async).
   TILEPIPE_DEVICE static void check_alignment(const Element* a, std::int64_t lda, int copy_bytes_a,
-                                              const Element* b, std::int64_t ldb, int copy_bytes_b) {
+                                              const ElementB* b, std::int64_t ldb, int copy_bytes_b) {
 #if !defined(NDEBUG)
     assert(reinterpret_cast<std::uintptr_t>(a) % copy_bytes_a == 0 && "A must be aligned to its copy width");
     assert(reinterpret_cast<std::uintptr_t>(b) % copy_bytes_b == 0 && "B must be aligned to its copy width");
     assert(lda * std::int64_t(sizeof(Element)) % copy_bytes_a == 0 && "lda must be a multiple of A's copy width");
-    assert(ldb * std::int64_t(sizeof(Element)) % copy_bytes_b == 0 && "ldb must be a multiple of B's copy width");
+    assert(ldb * std::int64_t(sizeof(ElementB)) % copy_bytes_b == 0 && "ldb must be a multiple of B's copy width");
 #else
     (void)a; (void)lda; (void)copy_bytes_a; (void)b; (void)ldb; (void)copy_bytes_b;
 #endif

@@ -7,6 +7,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include <cstdint>
 
@@ -75,6 +76,25 @@ struct ElementTraits<float> : detail::ElementTraitsBase<std::uint32_t> {
   static constexpr const char* kName = "f32";
   TILEPIPE_DEVICE static float to_float(float x) { return x; }
   TILEPIPE_DEVICE static float from_float(float x) { return x; }
+};
+
+//! 8-bit signed integers: a B operand stored at its own width and converted to f16 / bf16 in
+//! registers on its way to the tensor cores (a mixed-input GEMM, gemm/gemm_mixed_input.cuh); no
+//! MMA takes it directly here.
+template <>
+struct ElementTraits<std::int8_t> : detail::ElementTraitsBase<std::uint8_t> {
+  static constexpr MmaAtom kMmaAtom = MmaAtom::kNone;
+  static constexpr const char* kName = "s8";
+  TILEPIPE_DEVICE static float to_float(std::int8_t x) { return static_cast<float>(x); }
+};
+
+//! fp8 e4m3 (4 exponent bits, 3 mantissa bits, no infinities): a B operand stored at one byte and
+//! converted in registers, like int8 (gemm/gemm_mixed_input.cuh).
+template <>
+struct ElementTraits<__nv_fp8_e4m3> : detail::ElementTraitsBase<std::uint8_t> {
+  static constexpr MmaAtom kMmaAtom = MmaAtom::kNone;
+  static constexpr const char* kName = "e4m3";
+  TILEPIPE_DEVICE static float to_float(__nv_fp8_e4m3 x) { return static_cast<float>(x); }
 };
 
 //! Whether tilepipe knows element type `T` at all (as C/D, or as A/B when it has an MMA atom).

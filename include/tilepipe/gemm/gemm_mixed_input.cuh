@@ -1,0 +1,244 @@
+#pragma once
+//! \file
+//! GemmMixedInput: weight-only quantized GEMM on the Ampere tier (cp.async, mma.sync; any sm_80+
+//! GPU): f16 / bf16 activations A times int8 weights B with per-group scales,
+//! `D = op(alpha * A * dequant(B) + beta * C)`. B moves at one byte per element through the same
+//! tile loader and shared-memory ring as A, and is dequantized in registers after each fragment
+//! load (warp/fragment_transform.cuh) on its way to the same `mma.sync.m16n8k16`.
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include "../epilogue/output_ops.cuh"
+#include "../epilogue/staged_epilogue.cuh"
+#include "../layout/tile_raster.cuh"
+#include "../mainloop/multistage_mainloop.cuh"
+#include "../status.cuh"
+#include "../warp/fragment_transform.cuh"
+#include "kernel.cuh"
+#include "mixed_input_arguments.cuh"
+#include "split_k.cuh"
+
+namespace tilepipe {
+
+//! GemmMixedInput's tile unless told otherwise: 16 x 128 x 64 with four 16 x 32 warp tiles, made
+//! for decode (M of 1 to 16 fills the tile's rows; larger M takes more row tiles, which share B
+//! through L2). 10 KB a stage.
+using MixedInputTileConfig = TileConfig<16, 128, 64, 16, 32>;
+
+//! A weight-only quantized GEMM (W8A16): see MixedInputArguments for the operands.
+//!
+//! \tparam ElementA  `__half` or `__nv_bfloat16`: A, the scales, and what the MMA multiplies
+//! \tparam ElementB  B's stored element: `std::int8_t`, or `__nv_fp8_e4m3` (converted with the
+//!                   `cvt.rn.f16x2.e4m3x2` of sm_89+ where the build has it, integer operations
+//!                   on sm_80)
+//! \tparam ElementD  `__half`, `__nv_bfloat16` or `float` (C and D)
+//! \tparam LayoutA   `Layout::kRowMajor` (the only one)
+//! \tparam LayoutB   `Layout::kColumnMajor` (the only one: K contiguous)
+//! \tparam Stages    shared-memory pipeline depth
+//! \tparam OutputOp  what is done to each element before it is stored (output_ops.cuh)
+//! \tparam Tile      block and warp tile, a `TileConfig` with MathDefault
+//!
+//! \code
+//! using Gemm = tilepipe::GemmMixedInput<__half, std::int8_t, __half>;
+//! Gemm::Arguments args;
+//! args.m = m; args.n = n; args.k = k;
+//! args.a = x; args.lda = k;                  // activations, M x K row-major
+//! args.b = w; args.ldb = k;                  // int8 weights, N x K (Linear.weight)
+//! args.scale = scales; args.group = 128;     // ceil(K / 128) x N
+//! args.d = y; args.ldd = n;
+//! args.split_k = 4;                          // decode: few output tiles, long K
+//! std::size_t bytes = Gemm::workspace_size(args);  // then args.workspace, workspace_bytes
+//! tilepipe::Status s = Gemm::run(args, stream);
+//! \endcode
+//!
+//! Split-K is always compiled in: `run` launches the partial kernel and the reduction when
+//! `split_k_slices(args)` has more than one slice, else the one kernel (see GemmMultistageSplitK).
+template <class ElementA, class ElementB, class ElementD, Layout LayoutA = Layout::kRowMajor,
+          Layout LayoutB = Layout::kColumnMajor, int Stages = 4, class OutputOp = Identity,
+          class Tile = MixedInputTileConfig>
+class GemmMixedInput {
+  static_assert(std::is_same_v<ElementA, __half> || std::is_same_v<ElementA, __nv_bfloat16>,
+                "GemmMixedInput: A (and the scales) must be __half or __nv_bfloat16");
+  static_assert(std::is_same_v<ElementB, std::int8_t> || std::is_same_v<ElementB, __nv_fp8_e4m3>,
+                "GemmMixedInput: B must be std::int8_t or __nv_fp8_e4m3 (weight-only quantization)");
+  static_assert(is_supported_element_v<ElementD>,
+                "GemmMixedInput: C and D must be __half, __nv_bfloat16 or float");
+  static_assert(LayoutA == Layout::kRowMajor,
+                "GemmMixedInput: LayoutA must be Layout::kRowMajor (A is M x K with K contiguous)");
+  static_assert(LayoutB == Layout::kColumnMajor,
+                "GemmMixedInput: LayoutB must be Layout::kColumnMajor (B is stored N x K with K "
+                "contiguous, as PyTorch stores Linear.weight)");
+  static_assert(!detail::HasStages<Tile>::value,
+                "GemmMixedInput: pass the tile as a TileConfig; the stage count is Stages");
+  static_assert(std::is_same_v<typename Tile::Math, MathDefault>,
+                "GemmMixedInput: the tile's math must be MathDefault (f32 accumulators)");
+
+ public:
+  using Arguments = MixedInputArguments<ElementA, ElementB, ElementD, OutputOp>;
+  using Transform = Dequantize<ElementA, ElementB>;
+  using Policy = typename Tile::template WithStages<Stages>;
+  using Mainloop = MultistageMainloop<MixedInput<ElementA, Transform>, LayoutA, LayoutB, Policy>;
+  using Epilogue =
+      StagedEpilogue<ElementD, Policy, sizeof(typename Mainloop::SharedStorage), OutputOp>;
+  using Raster = GroupedRaster<8>;
+  using Kernel = GemmKernel<Mainloop, Epilogue, Raster>;
+  using Params = typename Kernel::Params;
+  //! Split-K's first kernel: the same mainloop over (tiles, slices), f32 into the workspace.
+  using PartialKernel =
+      GemmKernel<Mainloop, StagedEpilogue<float, Policy, sizeof(typename Mainloop::SharedStorage)>,
+                 Raster, /*kSliceK=*/true>;
+  static constexpr int kThreads = Policy::kThreads;
+  static constexpr std::size_t kSharedBytes =
+      Kernel::kSharedBytes > PartialKernel::kSharedBytes ? Kernel::kSharedBytes : PartialKernel::kSharedBytes;
+
+  //! Checks `args` against everything the kernels rely on (`check_arguments`) and the current
+  //! device. On failure the status's message names the offending argument.
+  static Status can_implement(const Arguments& args) {
+    Status s = check_arguments(args);
+    if (!s) return s;
+    int device = 0, major = 0, smem_optin = 0;
+    cudaError_t e = cudaGetDevice(&device);
+    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+    if (e == cudaSuccess)
+      e = cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+    if (e != cudaSuccess) return cuda_error("the device query", e);
+    return check_device_properties(device, major, smem_optin);
+  }
+
+  //! The argument part of `can_implement`: queries no device, so it works without a GPU.
+  static Status check_arguments(const Arguments& a) {
+    return detail::MixedInputArgumentChecks::check(a, Policy::Tile::kM, Policy::Tile::kN,
+                                                   split_k_slices(a), workspace_size(a));
+  }
+
+  //! The device part of `can_implement`, from the properties of device `device`.
+  static Status check_device_properties(int device, int major, int smem_optin) {
+    if (major < 8)
+      return Status::error(Status::Code::kUnsupportedDevice,
+                           "GemmMixedInput: device " + std::to_string(device) +
+                               " is older than sm_80 (cp.async, mma.sync m16n8k16)");
+    if (smem_optin < 0 || static_cast<std::size_t>(smem_optin) < kSharedBytes)
+      return Status::error(Status::Code::kInsufficientResources,
+                           "GemmMixedInput: this configuration needs " + std::to_string(kSharedBytes) +
+                               " bytes of shared memory per block; device " + std::to_string(device) +
+                               " allows " + std::to_string(smem_optin) + "; use fewer stages");
+    return Status::success();
+  }
+
+  //! The K slices that `args.split_k` gives (see `tilepipe::split_k_slices`).
+  static SplitKSlices split_k_slices(const Arguments& args) {
+    return tilepipe::split_k_slices(args.k, args.split_k, Policy::Tile::kK);
+  }
+
+  //! A split-K factor for `args` on a GPU with `sm_count` SMs (the decode rule): doubles from 1
+  //! while the thread blocks, output tiles x slices, are fewer than the SMs and every slice keeps
+  //! at least 4 k-tiles. M = 16, N = K = 4096 on 132 SMs: 32 tiles, split 8.
+  static int split_k_for(const Arguments& args, int sm_count) {
+    const std::int64_t tiles = std::int64_t((args.m + Policy::Tile::kM - 1) / Policy::Tile::kM) *
+                               ((args.n + Policy::Tile::kN - 1) / Policy::Tile::kN);
+    const int k_tiles = (args.k + Policy::Tile::kK - 1) / Policy::Tile::kK;
+    int split = 1;
+    while (tiles * split < sm_count && k_tiles >= 8 * split) split *= 2;
+    return split;
+  }
+
+  //! Bytes of workspace `run` needs: 0 without split-K, else `slices x M x N` floats (the
+  //! contiguous extent rounded up to 4).
+  static std::size_t workspace_size(const Arguments& args) {
+    if (args.m <= 0 || args.n <= 0) return 0;
+    const SplitKSlices slices = split_k_slices(args);
+    return slices.count <= 1 ? 0 : workspace_layout(args, slices.count).bytes();
+  }
+
+  //! Checks the arguments and launches on `stream`. Returns the first error; launches nothing then.
+  static Status run(const Arguments& args, cudaStream_t stream = nullptr) {
+    Status s = can_implement(args);
+    if (!s) return s;
+    if (args.m == 0 || args.n == 0) return Status::success();
+    const SplitKSlices slices = split_k_slices(args);
+    if (slices.count > 1) return run_split_k(args, slices, stream);
+    Params p = kernel_params<Params>(args);
+    p.epilogue = {args.d, args.c, args.ldd, args.ldc, args.alpha, args.beta, args.layout_cd,
+                  args.m, args.n, args.output_op};
+    return launch<Kernel>(p, 1, "the GemmMixedInput kernel launch", stream);
+  }
+
+ private:
+  static SplitKWorkspace workspace_layout(const Arguments& a, int slices) {
+    return SplitKWorkspace::make(a.m, a.n, a.layout_cd, slices, 1);
+  }
+
+  // The fields of a GemmKernel's Params that come straight from the arguments.
+  template <class P>
+  static P kernel_params(const Arguments& a) {
+    P p{};
+    p.a = a.a;
+    p.b = a.b;
+    p.lda = a.lda;
+    p.ldb = a.ldb;
+    p.k = a.k;
+    p.tiles_m = (a.m + Policy::Tile::kM - 1) / Policy::Tile::kM;
+    p.tiles_n = (a.n + Policy::Tile::kN - 1) / Policy::Tile::kN;
+    p.transform_b = Transform::make(a.scale, a.n, a.n, a.k, a.group);
+    return p;
+  }
+
+  template <class K>
+  static Status launch(const typename K::Params& p, int slices, const char* what, cudaStream_t stream) {
+    auto kernel = gemm_kernel<K>;
+    if (K::kSharedBytes > 48 * 1024) {  // above 48 KB a kernel opts in to its shared memory
+      const cudaError_t e = cudaFuncSetAttribute(
+          kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(K::kSharedBytes));
+      if (e != cudaSuccess) return cuda_error("cudaFuncSetAttribute", e);
+    }
+    const dim3 grid(static_cast<unsigned>(p.tiles_m) * static_cast<unsigned>(p.tiles_n),
+                    static_cast<unsigned>(slices), 1);
+    kernel<<<grid, K::kThreads, K::kSharedBytes, stream>>>(p);
+    const cudaError_t e = cudaGetLastError();
+    return e == cudaSuccess ? Status::success() : cuda_error(what, e);
+  }
+
+  // The partial kernel into the workspace, then the reduction into D (as GemmMultistage's).
+  static Status run_split_k(const Arguments& args, SplitKSlices slices, cudaStream_t stream) {
+    const SplitKWorkspace ws = workspace_layout(args, slices.count);
+    float* workspace = static_cast<float*>(args.workspace);
+    using PartialParams = typename PartialKernel::Params;
+    PartialParams p = kernel_params<PartialParams>(args);
+    p.slice_stride_d = ws.slab_elements;
+    p.slices = slices;
+    p.epilogue = {workspace, nullptr, ws.ld, 0, 1.0f, 0.0f, args.layout_cd, args.m, args.n, {}};
+    const Status s = launch<PartialKernel>(p, slices.count, "the split-K partial kernel launch", stream);
+    if (!s) return s;
+
+    detail::SplitKReduceParams<ElementD, OutputOp> r;
+    r.workspace = workspace;
+    r.d = args.d;
+    r.c = args.c;
+    r.ldd = args.ldd;
+    r.ldc = args.ldc;
+    r.ldw = ws.ld;
+    r.slab_elements = ws.slab_elements;
+    r.slice_elements = ws.slab_elements;
+    const bool row_major = args.layout_cd == Layout::kRowMajor;
+    r.outer = row_major ? args.m : args.n;
+    r.inner = row_major ? args.n : args.m;
+    r.slices = slices.count;
+    r.alpha = args.alpha;
+    r.beta = args.beta;
+    r.op = args.output_op;
+    const cudaError_t e = detail::launch_split_k_reduce(r, row_major, 1, stream);
+    return e == cudaSuccess ? Status::success() : cuda_error("the split-K reduction kernel launch", e);
+  }
+
+  static Status cuda_error(const char* what, cudaError_t e) {
+    return Status::error(Status::Code::kCudaError, std::string("GemmMixedInput: ") + what +
+                                                       " failed: " + cudaGetErrorString(e));
+  }
+};
+
+}  // namespace tilepipe

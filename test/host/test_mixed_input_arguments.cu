@@ -1,0 +1,194 @@
+// Host tests of GemmMixedInput's argument checks and of the dequantizer's group arithmetic: every
+// bad input is refused with kInvalidArgument and a message naming the argument, before any device
+// is touched. Pointers here are fake addresses; nothing is dereferenced and no GPU is needed.
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+
+#include <tilepipe/gemm/gemm_mixed_input.cuh>
+
+using tilepipe::Layout;
+using tilepipe::Status;
+
+namespace {
+
+using Gemm = tilepipe::GemmMixedInput<__half, std::int8_t, __half>;
+
+template <class T>
+T* fake(std::uintptr_t address) {
+  return reinterpret_cast<T*>(address);
+}
+
+// A valid 16 x 4096 x 4096 decode problem with groups of 128, in separate buffers.
+Gemm::Arguments valid_args() {
+  Gemm::Arguments a;
+  a.m = 16; a.n = 4096; a.k = 4096;
+  a.a = fake<const __half>(0x1000000);      a.lda = 4096;
+  a.b = fake<const std::int8_t>(0x2000000); a.ldb = 4096;
+  a.scale = fake<const __half>(0x4000000);  a.group = 128;
+  a.d = fake<__half>(0x5000000);            a.ldd = 4096;
+  return a;
+}
+
+void expect_invalid(const Gemm::Arguments& args, const std::string& names) {
+  const Status s = Gemm::check_arguments(args);
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(s.message().find(names), std::string::npos)
+      << "message \"" << s.message() << "\" should name " << names;
+  EXPECT_EQ(s.message().rfind("GemmMixedInput: ", 0), 0u) << s.message();
+}
+
+TEST(MixedInputArguments, AcceptsValidProblems) {
+  EXPECT_TRUE(Gemm::check_arguments(valid_args()).ok()) << Gemm::check_arguments(valid_args()).what();
+  Gemm::Arguments a = valid_args();
+  a.group = 64;
+  EXPECT_TRUE(Gemm::check_arguments(a).ok());
+  a.group = a.k;  // one scale per column
+  EXPECT_TRUE(Gemm::check_arguments(a).ok());
+  // K needs no particular multiple (its residue is zero-filled); only ldb's bytes do.
+  a = valid_args();
+  a.k = 1000; a.lda = 1000; a.ldb = 1008; a.group = 1000;
+  EXPECT_TRUE(Gemm::check_arguments(a).ok()) << Gemm::check_arguments(a).what();
+  a.m = 1;  // decode of one token
+  EXPECT_TRUE(Gemm::check_arguments(a).ok());
+  // K = 0: D = beta * C, no operand and no scale is read.
+  a = valid_args();
+  a.k = 0; a.scale = nullptr; a.a = nullptr; a.b = nullptr;
+  EXPECT_TRUE(Gemm::check_arguments(a).ok()) << Gemm::check_arguments(a).what();
+}
+
+TEST(MixedInputArguments, RefusesBadScalesAndGroups) {
+  Gemm::Arguments a = valid_args();
+  a.scale = nullptr;
+  expect_invalid(a, "scale is a null pointer");
+  a = valid_args();
+  a.scale = fake<const __half>(0x4000001);
+  expect_invalid(a, "scale is not aligned");
+  for (int group : {0, -64, 32, 96, 256, 4095, 4097}) {
+    a = valid_args();
+    a.group = group;
+    expect_invalid(a, "group = " + std::to_string(group));
+  }
+  // More scales than 32-bit offsets reach: 2^22 x 1024 columns in groups of 64.
+  a = valid_args();
+  a.m = 1; a.n = 1024; a.k = 1 << 28; a.lda = a.k; a.ldb = a.k; a.group = 64;
+  a.d = fake<__half>(0x5000000); a.ldd = 1024;
+  a.b = fake<const std::int8_t>(0x10000000000);  a.a = fake<const __half>(0x20000000000);
+  expect_invalid(a, "scale (4194304 x 1024) has 2^31 elements or more");
+  // D on top of the scales.
+  a = valid_args();
+  a.d = fake<__half>(0x4000000 + 64);
+  expect_invalid(a, "D overlaps scale");
+}
+
+TEST(MixedInputArguments, RefusesBadOperands) {
+  Gemm::Arguments a = valid_args();
+  a.b = nullptr;
+  expect_invalid(a, "B is a null pointer");
+  a = valid_args();
+  a.ldb = 4100;  // not a multiple of 16 bytes of int8
+  expect_invalid(a, "ldb = 4100");
+  a = valid_args();
+  a.b = fake<const std::int8_t>(0x2000008);
+  expect_invalid(a, "B is not 16-byte aligned");
+  a = valid_args();
+  a.lda = 4092;  // fewer than K
+  expect_invalid(a, "lda = 4092");
+  a = valid_args();
+  a.lda = 4100;  // not a multiple of 8 f16
+  expect_invalid(a, "lda = 4100");
+  a = valid_args();
+  a.m = -1;
+  expect_invalid(a, "m = -1");
+  a = valid_args();
+  a.ldd = 100;
+  expect_invalid(a, "ldd = 100");
+  a = valid_args();
+  a.d = fake<__half>(0x2000000);  // D over B
+  expect_invalid(a, "D overlaps B");
+}
+
+TEST(MixedInputArguments, SplitKNeedsAWorkspaceApartFromEverything) {
+  Gemm::Arguments a = valid_args();
+  a.split_k = 8;
+  const std::size_t bytes = Gemm::workspace_size(a);
+  EXPECT_EQ(Gemm::split_k_slices(a).count, 8);
+  EXPECT_EQ(bytes, 8u * 16u * 4096u * sizeof(float));
+  expect_invalid(a, "workspace is a null pointer");
+  a.workspace = fake<void>(0x8000000);
+  a.workspace_bytes = bytes - 4;
+  expect_invalid(a, "workspace_bytes");
+  a.workspace_bytes = bytes;
+  EXPECT_TRUE(Gemm::check_arguments(a).ok()) << Gemm::check_arguments(a).what();
+  a.workspace = fake<void>(0x4000000 - 64);  // over the scales (ceil(4096 / 128) x 4096 f16)
+  expect_invalid(a, "workspace overlaps scale");
+  a.workspace = fake<void>(0x8000004);
+  expect_invalid(a, "workspace is not 16-byte aligned");
+  a = valid_args();
+  a.split_k = 0;
+  expect_invalid(a, "split_k = 0");
+  // More slices than k-tiles: one slice per k-tile, none empty.
+  a = valid_args();
+  a.k = 100; a.lda = 104; a.ldb = 112; a.group = 100; a.split_k = 4;
+  EXPECT_EQ(Gemm::split_k_slices(a).count, 2);
+}
+
+TEST(MixedInputArguments, SplitKRuleForDecode) {
+  Gemm::Arguments a = valid_args();  // 16 x 4096 x 4096: 32 output tiles, 64 k-tiles
+  EXPECT_EQ(Gemm::split_k_for(a, 132), 8);
+  EXPECT_EQ(Gemm::split_k_for(a, 32), 1);
+  a.m = 128;  // 256 tiles fill 132 SMs
+  EXPECT_EQ(Gemm::split_k_for(a, 132), 1);
+  a.m = 1; a.n = 14336; a.k = 14336;  // 112 tiles
+  EXPECT_EQ(Gemm::split_k_for(a, 132), 2);
+  a.n = 128; a.k = 512;  // 8 k-tiles: one slice of 4 k-tiles at least
+  EXPECT_EQ(Gemm::split_k_for(a, 132), 2);
+}
+
+// fp8 e4m3 weights take the same arguments (B is one byte per element either way).
+TEST(MixedInputArguments, Fp8WeightsTakeTheSameChecks) {
+  using GemmE4M3 = tilepipe::GemmMixedInput<__half, __nv_fp8_e4m3, __half>;
+  const Gemm::Arguments v = valid_args();
+  GemmE4M3::Arguments a;
+  a.m = v.m; a.n = v.n; a.k = v.k;
+  a.a = v.a; a.lda = v.lda;
+  a.b = fake<const __nv_fp8_e4m3>(0x2000000); a.ldb = v.ldb;
+  a.scale = v.scale; a.group = v.group;
+  a.d = v.d; a.ldd = v.ldd;
+  EXPECT_TRUE(GemmE4M3::check_arguments(a).ok()) << GemmE4M3::check_arguments(a).what();
+  a.ldb = 4104;
+  EXPECT_NE(GemmE4M3::check_arguments(a).message().find("ldb = 4104"), std::string::npos);
+}
+
+TEST(MixedInputArguments, DeviceProperties) {
+  EXPECT_EQ(Gemm::check_device_properties(0, 7, 1 << 20).code(), Status::Code::kUnsupportedDevice);
+  EXPECT_EQ(Gemm::check_device_properties(0, 8, 1024).code(), Status::Code::kInsufficientResources);
+  EXPECT_TRUE(Gemm::check_device_properties(0, 8, 100 * 1024).ok());
+}
+
+// The scale row of k is k / group: a shift for groups of 64 and 128, always 0 for one scale per
+// column (group = K, whatever K is); the k past K of a zero-filled residue, up to the end of the
+// last k-tile of any depth, read the last row.
+TEST(DequantizeInt8, GroupRowOfK) {
+  using T = tilepipe::DequantizeInt8<__half>;
+  for (int group : {64, 128}) {
+    const T t = T::make(nullptr, 4096, 4096, 4096, group);
+    for (int k = 0; k < 4096; ++k) EXPECT_EQ(t.row_of(k), k / group);
+  }
+  for (int k_total : {1, 16, 64, 100, 128, 1000, 4096, 14336}) {
+    const T t = T::make(nullptr, 4096, 4096, k_total, k_total);
+    for (int k = 0; k < k_total + 256; ++k) EXPECT_EQ(t.row_of(k), 0);
+  }
+  for (int group : {64, 128})
+    for (int k_total = 1; k_total < 1100; ++k_total) {
+      const T t = T::make(nullptr, 4096, 4096, k_total, group);
+      const int rows = (k_total + group - 1) / group;
+      for (int k = 0; k < k_total; ++k) ASSERT_EQ(t.row_of(k), k / group);
+      for (int k = k_total; k < k_total + 256; ++k) ASSERT_EQ(t.row_of(k), rows - 1);
+    }
+}
+
+}  // namespace
