@@ -51,6 +51,7 @@ TEST(GemmAuto, LargeSkinnyShapesAgainstCublas) {
       {1, 4096, 4096},
       {16, 14336, 4096},
       {2048, 2048, 512},  // the Large tile
+      {1000, 3000, 4104},  // the Large tile, edge tiles on both sides, K's residue of 8
   };
   std::uint32_t seed = 100;
   for (const GemmCase& gc : cases) run_case<AutoTN, __half, __half>(gc, Reference::kCublas, seed++);

@@ -148,6 +148,7 @@ TEST(GemmAutoHeuristic, HopperTilesForSmallProblems) {
       {128, 14336, 4096, {Tile::kHopper64x128, 1}},  // 56 Large tiles, 224 of 64 x 128
       {256, 4096, 4096, {Tile::kHopper64x128, 1}},   // 32 Large tiles, 128 of 64 x 128
       {256, 14336, 4096, {Tile::kLarge, 1}},         // 112 Large tiles
+      {1000, 3000, 4104, {Tile::kLarge, 1}},         // 96 Large tiles: over half the SMs
       {64, 57344, 4096, {Tile::kHopper64x128, 1}},   // M <= 64 never takes the 128-row Large tile
       {1024, 1024, 1024, {Tile::kHopper64x128, 1}},
       {512, 512, 512, {Tile::kHopper64x64, 1}},

@@ -26,12 +26,12 @@
 //!    slices runs (`split_k_slices`) and none is empty.
 //!
 //! On a device that runs the Hopper tier (an sm_90 GPU, a build for `90a`, arguments GemmSm90
-//! takes), the rule chooses among GemmSm90's tiles instead, with a wave meaning
-//! kMinHopperWaveFraction * S blocks (one per SM):
+//! takes), the rule chooses among GemmSm90's tiles instead (one persistent block per SM):
 //!
 //! 1. **Large** on the Hopper tier (128 x 256 x 64, 4 stages, clusters of 2) if M > 64 and
-//!    tiles(128 x 256) fill a wave;
-//! 2. **Hopper64x128** (64 x 128 x 64, one consumer warpgroup, 6 stages) if its tiles fill a wave;
+//!    tiles(128 x 256) >= kMinHopperLargeFraction * S;
+//! 2. **Hopper64x128** (64 x 128 x 64, one consumer warpgroup, 6 stages) if its tiles fill a
+//!    wave, kMinHopperWaveFraction * S;
 //! 3. the Ampere rule's **Small** tile with its split-K if M <= 32, K >= kMinSplitKOnHopper and
 //!    even 64 x 64 tiles are fewer than half the SMs: the one case measured where splitting K
 //!    beats every unsplit Hopper tile (16 x 4096 x 14336: 0.87 x cuBLAS against 0.78);
@@ -159,9 +159,15 @@ struct GemmAutoHeuristic {
   static constexpr int kMinKTilesPerSlice = 16;
   //! The largest split factor (the reduction reads every slice once).
   static constexpr int kMaxSplitK = 16;
-  //! On the Hopper tier, a wave is this fraction of the SMs (one persistent block per SM): 256 x
-  //! 14336 x 4096 has 112 Large tiles (0.85 of an H100) and ran at 0.95 x cuBLAS with them
-  //! against 0.75 with 448 tiles of 64 x 128 (entry 21).
+  //! On the Hopper tier, the Large tile from this fraction of the SMs on: its 128 x 256 tiles
+  //! with two consumer warpgroups keep the tensor cores far busier than 64-row tiles. 1000 x
+  //! 3000 x 4104 (96 Large tiles, 0.73 of an H100) ran at 0.81-0.93 x cuBLAS with them against
+  //! 0.34-0.40 with 384 tiles of 64 x 128; 128 x 14336 x 4096 (56, 0.42) at 0.90 against 0.96
+  //! (entry 21).
+  static constexpr double kMinHopperLargeFraction = 0.5;
+  //! On the Hopper tier, a wave of the 64 x 128 tile is this fraction of the SMs (one persistent
+  //! block per SM): 16 x 14336 x 4096 has 112 tiles (0.85 of an H100) and ran at 0.98 x cuBLAS
+  //! with them against 0.75 with 224 tiles of 64 x 64 (entry 21).
   static constexpr double kMinHopperWaveFraction = 0.8;
   //! On the Hopper tier, the shortest K for which a problem whose 64 x 64 tiles are fewer than
   //! half the SMs splits K on the Ampere tier's Small tile instead (with M <= 32, see the rule).
@@ -179,8 +185,8 @@ struct GemmAutoHeuristic {
     if (m <= 0 || n <= 0 || batch <= 0) return GemmAutoConfig{Tile::kSmall, 1};
     if (large_tier == GemmTier::kHopper) {
       const double hopper_wave = kMinHopperWaveFraction * sms;
-      if (m > 64 && hopper_tiles<GemmAutoHopperLargeConfig>(m, n, batch) >= hopper_wave)
-        return GemmAutoConfig{Tile::kLarge, 1};
+      const std::int64_t large_tiles = hopper_tiles<GemmAutoHopperLargeConfig>(m, n, batch);
+      if (m > 64 && large_tiles >= kMinHopperLargeFraction * sms) return GemmAutoConfig{Tile::kLarge, 1};
       if (hopper_tiles<GemmAutoHopper64x128Config>(m, n, batch) >= hopper_wave)
         return GemmAutoConfig{Tile::kHopper64x128, 1};
       const bool split_pays = m <= 32 && k >= kMinSplitKOnHopper &&
