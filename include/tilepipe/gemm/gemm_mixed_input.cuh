@@ -190,17 +190,7 @@ class GemmMixedInput {
 
   template <class K>
   static Status launch(const typename K::Params& p, int slices, const char* what, cudaStream_t stream) {
-    auto kernel = gemm_kernel<K>;
-    if (K::kSharedBytes > 48 * 1024) {  // above 48 KB a kernel opts in to its shared memory
-      const cudaError_t e = cudaFuncSetAttribute(
-          kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(K::kSharedBytes));
-      if (e != cudaSuccess) return cuda_error("cudaFuncSetAttribute", e);
-    }
-    const dim3 grid(static_cast<unsigned>(p.tiles_m) * static_cast<unsigned>(p.tiles_n),
-                    static_cast<unsigned>(slices), 1);
-    kernel<<<grid, K::kThreads, K::kSharedBytes, stream>>>(p);
-    const cudaError_t e = cudaGetLastError();
-    return e == cudaSuccess ? Status::success() : cuda_error(what, e);
+    return detail::launch_gemm_kernel<K>(p, slices, 1, "GemmMixedInput", what, stream);
   }
 
   // The partial kernel into the workspace, then the reduction into D (as GemmMultistage's).
@@ -215,23 +205,8 @@ class GemmMixedInput {
     const Status s = launch<PartialKernel>(p, slices.count, "the split-K partial kernel launch", stream);
     if (!s) return s;
 
-    detail::SplitKReduceParams<ElementD, OutputOp> r;
-    r.workspace = workspace;
-    r.d = args.d;
-    r.c = args.c;
-    r.ldd = args.ldd;
-    r.ldc = args.ldc;
-    r.ldw = ws.ld;
-    r.slab_elements = ws.slab_elements;
-    r.slice_elements = ws.slab_elements;
-    const bool row_major = args.layout_cd == Layout::kRowMajor;
-    r.outer = row_major ? args.m : args.n;
-    r.inner = row_major ? args.n : args.m;
-    r.slices = slices.count;
-    r.alpha = args.alpha;
-    r.beta = args.beta;
-    r.op = args.output_op;
-    const cudaError_t e = detail::launch_split_k_reduce(r, row_major, 1, stream);
+    const cudaError_t e =
+        detail::reduce_split_k<ElementD, OutputOp>(args, workspace, ws, slices.count, 1, 0, 0, stream);
     return e == cudaSuccess ? Status::success() : cuda_error("the split-K reduction kernel launch", e);
   }
 

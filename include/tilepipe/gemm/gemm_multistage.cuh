@@ -317,22 +317,10 @@ class GemmMultistage {
     return p;
   }
 
-  // Launches GemmKernel `K` over (tiles, slices, batches) with its shared memory.
   template <class K>
   static Status launch(const typename K::Params& p, int slices, int batches, const char* what,
                        cudaStream_t stream) {
-    auto kernel = gemm_kernel<K>;
-    // Above the default 48 KB a kernel must opt in to its dynamic shared memory.
-    if (K::kSharedBytes > 48 * 1024) {
-      const cudaError_t e = cudaFuncSetAttribute(
-          kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(K::kSharedBytes));
-      if (e != cudaSuccess) return cuda_error("cudaFuncSetAttribute", e);
-    }
-    const dim3 grid(static_cast<unsigned>(p.tiles_m) * static_cast<unsigned>(p.tiles_n),
-                    static_cast<unsigned>(slices), static_cast<unsigned>(batches));
-    kernel<<<grid, K::kThreads, K::kSharedBytes, stream>>>(p);
-    const cudaError_t e = cudaGetLastError();
-    return e == cudaSuccess ? Status::success() : cuda_error(what, e);
+    return detail::launch_gemm_kernel<K>(p, slices, batches, "GemmMultistage", what, stream);
   }
 
   // Split-K: the partial kernel, then the reduction. The arguments have been checked.
@@ -350,25 +338,9 @@ class GemmMultistage {
                                            "the split-K partial kernel launch", stream);
     if (!s) return s;
 
-    detail::SplitKReduceParams<ElementD, OutputOp> r;
-    r.workspace = workspace;
-    r.d = args.d;
-    r.c = args.c;
-    r.ldd = args.ldd;
-    r.ldc = args.ldc;
-    r.ldw = ws.ld;
-    r.slab_elements = ws.slab_elements;
-    r.slice_elements = ws.slab_elements * args.batch_count;
-    r.batch_stride_c = args.batch_stride_c;
-    r.batch_stride_d = args.batch_stride_d;
-    const bool row_major = args.layout_cd == Layout::kRowMajor;
-    r.outer = row_major ? args.m : args.n;
-    r.inner = row_major ? args.n : args.m;
-    r.slices = slices.count;
-    r.alpha = args.alpha;
-    r.beta = args.beta;
-    r.op = args.output_op;
-    const cudaError_t e = detail::launch_split_k_reduce(r, row_major, args.batch_count, stream);
+    const cudaError_t e = detail::reduce_split_k<ElementD, OutputOp>(
+        args, workspace, ws, slices.count, args.batch_count, args.batch_stride_c,
+        args.batch_stride_d, stream);
     if (e != cudaSuccess) return cuda_error("the split-K reduction kernel launch", e);
     return Status::success();
   }

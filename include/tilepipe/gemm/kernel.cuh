@@ -4,10 +4,14 @@
 //! (tiles, K slices, batches). The provided GEMMs instantiate it; a new mainloop, epilogue or
 //! tile order is a new template argument, not a new kernel.
 
+#include <cuda_runtime.h>
+
 #include <cstdint>
+#include <string>
 
 #include "../detail/macros.cuh"
 #include "../layout/tile_raster.cuh"
+#include "../status.cuh"
 #include "split_k.cuh"
 
 namespace tilepipe {
@@ -87,5 +91,30 @@ __global__ void __launch_bounds__(Kernel::kThreads) gemm_kernel(const typename K
   extern __shared__ __align__(128) unsigned char smem[];
   Kernel{}(params, *reinterpret_cast<typename Kernel::SharedStorage*>(smem));
 }
+
+namespace detail {
+//! Launches GemmKernel `K` on `stream` over (`p.tiles_m * p.tiles_n` tiles, `slices`, `batches`),
+//! opting in to its dynamic shared memory above the default 48 KB. A failure is reported as
+//! "`who`: `what` failed: ..." (or cudaFuncSetAttribute's).
+template <class K>
+Status launch_gemm_kernel(const typename K::Params& p, int slices, int batches, const char* who,
+                          const char* what, cudaStream_t stream) {
+  auto kernel = gemm_kernel<K>;
+  const auto failed = [&](const char* call, cudaError_t e) {
+    return Status::error(Status::Code::kCudaError, std::string(who) + ": " + call + " failed: " +
+                                                       cudaGetErrorString(e));
+  };
+  if (K::kSharedBytes > 48 * 1024) {
+    const cudaError_t e = cudaFuncSetAttribute(
+        kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(K::kSharedBytes));
+    if (e != cudaSuccess) return failed("cudaFuncSetAttribute", e);
+  }
+  const dim3 grid(static_cast<unsigned>(p.tiles_m) * static_cast<unsigned>(p.tiles_n),
+                  static_cast<unsigned>(slices), static_cast<unsigned>(batches));
+  kernel<<<grid, K::kThreads, K::kSharedBytes, stream>>>(p);
+  const cudaError_t e = cudaGetLastError();
+  return e == cudaSuccess ? Status::success() : failed(what, e);
+}
+}  // namespace detail
 
 }  // namespace tilepipe

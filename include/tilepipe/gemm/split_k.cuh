@@ -213,5 +213,34 @@ cudaError_t launch_split_k_reduce(const SplitKReduceParams<ElementD, OutputOp>& 
   return cudaGetLastError();
 }
 
+//! Split-K's second step for a GEMM whose arguments name C and D as GemmArguments does (`d`, `c`,
+//! `ldd`, `ldc`, `layout_cd`, `m`, `n`, `alpha`, `beta`, `output_op`): the reduction of the
+//! `slices` slabs of `workspace` (laid out as `ws`) into D, for `batches` batches of C and D
+//! `batch_stride_c` / `batch_stride_d` elements apart, launched on `stream`.
+template <class ElementD, class OutputOp, class Args>
+cudaError_t reduce_split_k(const Args& args, const float* workspace, const SplitKWorkspace& ws,
+                           int slices, int batches, std::int64_t batch_stride_c,
+                           std::int64_t batch_stride_d, cudaStream_t stream) {
+  SplitKReduceParams<ElementD, OutputOp> r;
+  r.workspace = workspace;
+  r.d = args.d;
+  r.c = args.c;
+  r.ldd = args.ldd;
+  r.ldc = args.ldc;
+  r.ldw = ws.ld;
+  r.slab_elements = ws.slab_elements;
+  r.slice_elements = ws.slab_elements * batches;
+  r.batch_stride_c = batch_stride_c;
+  r.batch_stride_d = batch_stride_d;
+  const bool row_major = args.layout_cd == Layout::kRowMajor;
+  r.outer = row_major ? args.m : args.n;
+  r.inner = row_major ? args.n : args.m;
+  r.slices = slices;
+  r.alpha = args.alpha;
+  r.beta = args.beta;
+  r.op = args.output_op;
+  return launch_split_k_reduce(r, row_major, batches, stream);
+}
+
 }  // namespace detail
 }  // namespace tilepipe
