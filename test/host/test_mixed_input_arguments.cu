@@ -164,9 +164,9 @@ TEST(MixedInputArguments, Fp8WeightsTakeTheSameChecks) {
 }
 
 TEST(MixedInputArguments, DeviceProperties) {
-  EXPECT_EQ(Gemm::check_device_properties(0, 7, 1 << 20).code(), Status::Code::kUnsupportedDevice);
-  EXPECT_EQ(Gemm::check_device_properties(0, 8, 1024).code(), Status::Code::kInsufficientResources);
-  EXPECT_TRUE(Gemm::check_device_properties(0, 8, 100 * 1024).ok());
+  EXPECT_EQ(Gemm::check_device_properties(0, 7, 5, 1 << 20).code(), Status::Code::kUnsupportedDevice);
+  EXPECT_EQ(Gemm::check_device_properties(0, 8, 0, 1024).code(), Status::Code::kInsufficientResources);
+  EXPECT_TRUE(Gemm::check_device_properties(0, 8, 0, 100 * 1024).ok());
 }
 
 // The scale row of k is k / group: a shift for groups of 64 and 128, always 0 for one scale per

@@ -101,13 +101,14 @@ class GemmMixedInput {
   static Status can_implement(const Arguments& args) {
     Status s = check_arguments(args);
     if (!s) return s;
-    int device = 0, major = 0, smem_optin = 0;
+    int device = 0, major = 0, minor = 0, smem_optin = 0;
     cudaError_t e = cudaGetDevice(&device);
     if (e == cudaSuccess) e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
     if (e == cudaSuccess)
       e = cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
     if (e != cudaSuccess) return cuda_error("the device query", e);
-    return check_device_properties(device, major, smem_optin);
+    return check_device_properties(device, major, minor, smem_optin);
   }
 
   //! The argument part of `can_implement`: queries no device, so it works without a GPU.
@@ -117,17 +118,9 @@ class GemmMixedInput {
   }
 
   //! The device part of `can_implement`, from the properties of device `device`.
-  static Status check_device_properties(int device, int major, int smem_optin) {
-    if (major < 8)
-      return Status::error(Status::Code::kUnsupportedDevice,
-                           "GemmMixedInput: device " + std::to_string(device) +
-                               " is older than sm_80 (cp.async, mma.sync m16n8k16)");
-    if (smem_optin < 0 || static_cast<std::size_t>(smem_optin) < kSharedBytes)
-      return Status::error(Status::Code::kInsufficientResources,
-                           "GemmMixedInput: this configuration needs " + std::to_string(kSharedBytes) +
-                               " bytes of shared memory per block; device " + std::to_string(device) +
-                               " allows " + std::to_string(smem_optin) + "; use fewer stages");
-    return Status::success();
+  static Status check_device_properties(int device, int major, int minor, int smem_optin) {
+    return detail::check_gemm_kernel_device("GemmMixedInput", device, major, minor, kSharedBytes,
+                                            smem_optin);
   }
 
   //! The K slices that `args.split_k` gives (see `tilepipe::split_k_slices`).

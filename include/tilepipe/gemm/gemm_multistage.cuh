@@ -185,17 +185,8 @@ class GemmMultistage {
   //! The device part of `can_implement`, from the properties of device `device` (separate so
   //! that it can be tested without such a device).
   static Status check_device_properties(int device, int major, int minor, int smem_optin) {
-    if (major < 8)
-      return Status::error(Status::Code::kUnsupportedDevice,
-                           "GemmMultistage: device " + std::to_string(device) + " is sm_" +
-                               std::to_string(major) + std::to_string(minor) +
-                               "; tilepipe needs sm_80 or newer (cp.async, mma.sync m16n8k16)");
-    if (smem_optin < 0 || static_cast<std::size_t>(smem_optin) < kSharedBytes)
-      return Status::error(Status::Code::kInsufficientResources,
-                           "GemmMultistage: this configuration needs " + std::to_string(kSharedBytes) +
-                               " bytes of shared memory per block; device " + std::to_string(device) +
-                               " allows " + std::to_string(smem_optin) + "; use fewer stages");
-    return Status::success();
+    return detail::check_gemm_kernel_device("GemmMultistage", device, major, minor, kSharedBytes,
+                                            smem_optin);
   }
 
   //! The K slices that `args.split_k` gives for this configuration's k-tile depth: how many

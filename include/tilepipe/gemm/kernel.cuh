@@ -6,6 +6,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -114,6 +115,25 @@ Status launch_gemm_kernel(const typename K::Params& p, int slices, int batches, 
   kernel<<<grid, K::kThreads, K::kSharedBytes, stream>>>(p);
   const cudaError_t e = cudaGetLastError();
   return e == cudaSuccess ? Status::success() : failed(what, e);
+}
+
+//! The device checks of a GEMM built from GemmKernel: device `device` is sm_80 or newer
+//! (`major`.`minor`: cp.async, mma.sync m16n8k16), and its opt-in limit of shared memory per
+//! block, `smem_optin`, holds the kernel's `shared_bytes`. Messages start with `who`.
+inline Status check_gemm_kernel_device(const char* who, int device, int major, int minor,
+                                       std::size_t shared_bytes, int smem_optin) {
+  if (major < 8)
+    return Status::error(Status::Code::kUnsupportedDevice,
+                         std::string(who) + ": device " + std::to_string(device) + " is sm_" +
+                             std::to_string(major) + std::to_string(minor) +
+                             "; tilepipe needs sm_80 or newer (cp.async, mma.sync m16n8k16)");
+  if (smem_optin < 0 || static_cast<std::size_t>(smem_optin) < shared_bytes)
+    return Status::error(Status::Code::kInsufficientResources,
+                         std::string(who) + ": this configuration needs " +
+                             std::to_string(shared_bytes) + " bytes of shared memory per block; " +
+                             "device " + std::to_string(device) + " allows " +
+                             std::to_string(smem_optin) + "; use fewer stages");
+  return Status::success();
 }
 }  // namespace detail
 
