@@ -3,7 +3,8 @@
 //
 // Most cases run the randomized test's table of GemmMultistage instantiations (gemm_dispatch.cuh)
 // on the Hopper tier (`run_on`), so that this file instantiates only what the table lacks: an
-// f16 -> bf16 GEMM, GemmSm90 itself with a fused operator, and a config without a cluster.
+// f16 -> bf16 GEMM, GemmSm90 itself with a fused operator, a config without a cluster, and the
+// ping-pong schedule.
 
 #include <gtest/gtest.h>
 
@@ -145,6 +146,30 @@ TEST(GemmSm90, WithoutCluster) {
     tptest::run_gemm_case<TN, __half, float>(gc, Reference::kExactCpu, seed++);
     tptest::run_gemm_case<NN, __half, float>(gc, Reference::kExactCpu, seed++);
   }
+}
+
+// Ping-pong: two consumer warpgroups take 64-row tiles in turn. The odd shapes, plus shapes with
+// two to four tiles per block (an odd count in some blocks: one consumer then has one tile more)
+// and K over several laps of the ring, in clusters of two (TN) and without a cluster (NN).
+TEST(GemmSm90, PingPong) {
+  SKIP_WITHOUT_HOPPER_TIER();
+  using tilepipe::HopperSchedule;
+  using TN = tilepipe::GemmSm90<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 4, tilepipe::Identity,
+                                tilepipe::HopperTileConfig<64, 256, 4, 2, HopperSchedule::kPingPong>>;
+  using NN = tilepipe::GemmSm90<__nv_bfloat16, float, Layout::kRowMajor, Layout::kRowMajor, 8, tilepipe::Identity,
+                                tilepipe::HopperTileConfig<64, 128, 8, 1, HopperSchedule::kPingPong>>;
+  std::uint32_t seed = 120;
+  for (const GemmCase& gc : kOddShapes) {
+    tptest::run_gemm_case<TN, __half, __half>(gc, Reference::kExactCpu, seed++);
+    tptest::run_gemm_case<NN, __nv_bfloat16, float>(gc, Reference::kExactCpu, seed++);
+  }
+  for (const GemmCase& gc : {GemmCase{2000, 3000, 300, Layout::kRowMajor, 1.0f, 1.0f},
+                             GemmCase{4100, 1000, 555, Layout::kColumnMajor, 1.0f, 0.0f},
+                             GemmCase{77, 300, 90, Layout::kRowMajor, 1.0f, 1.0f, /*batch=*/5, /*pad=*/8}}) {
+    tptest::run_gemm_case<TN, __half, __half>(gc, Reference::kExactCpu, seed++);
+    tptest::run_gemm_case<NN, __nv_bfloat16, float>(gc, Reference::kExactCpu, seed++);
+  }
+  tptest::run_gemm_case<TN, __half, __half>({2048, 2048, 2048}, Reference::kCublas, seed++);
 }
 
 TEST(GemmSm90, FusedOutputOperator) {

@@ -53,6 +53,31 @@ TEST(PipelineState, AdvanceWrapsAndFlipsParityAtTheWrap) {
   check_advance<8>();
 }
 
+// advance(n) from any state is n single advances (a ping-pong consumer skips whole tiles).
+template <int Stages>
+void check_advance_by() {
+  using State = tilepipe::PipelineState<Stages>;
+  SCOPED_TRACE(testing::Message() << Stages << " stages");
+  for (int start = 0; start < 2 * Stages; ++start)
+    for (int n = 0; n < 5 * Stages + 2; ++n) {
+      State one_by_one, at_once;
+      for (int i = 0; i < start; ++i) one_by_one.advance();
+      at_once = one_by_one;
+      for (int i = 0; i < n; ++i) one_by_one.advance();
+      at_once.advance(n);
+      EXPECT_EQ(at_once.index(), one_by_one.index()) << "from " << start << " by " << n;
+      EXPECT_EQ(at_once.phase(), one_by_one.phase()) << "from " << start << " by " << n;
+    }
+}
+
+TEST(PipelineState, AdvanceByNIsNSingleAdvances) {
+  check_advance_by<2>();
+  check_advance_by<3>();
+  check_advance_by<4>();
+  check_advance_by<5>();
+  check_advance_by<8>();
+}
+
 // The state after `steps` advances from the start, at compile time.
 template <int Stages>
 constexpr tilepipe::PipelineState<Stages> walked(int steps) {
@@ -134,6 +159,8 @@ enum class Mistake {
   kProducerSkipsAcquire,         // issues copies without waiting on empty[s]
   kConsumerSkipsRelease,         // consumer 0 never arrives on empty for the first k-tile
   kConsumerWaitsOnFlippedPhase,  // waits on full[s] with parity `phase ^ 1` instead of `phase`
+  kPingPongNoSkip,               // a ping-pong consumer does not skip the other's tiles
+  kPingPongNoOrder,              // a ping-pong consumer starts a tile before the previous one is read
 };
 
 // How the scheduler picks the next role among those that can move.
@@ -176,6 +203,15 @@ std::ostream& operator<<(std::ostream& os, const Outcome& o) {
 // (so the full barrier's phase must wait for the bytes of both, not only for the producer's
 // arrival). `k_tiles` is the total over all tiles a persistent block computes: the roles' states
 // run on across tiles without a reset, so tile boundaries fall anywhere in a lap.
+//
+// Cooperative (`pingpong_tile == 0`): every consumer reads every k-tile, and a slot is free once
+// all of them have released it. Ping-pong (`pingpong_tile > 0` k-tiles per tile): the tiles go to
+// the consumers in turn, each slot has one reader, and a consumer walks past the other consumers'
+// tiles with `advance(n)`, as GemmKernelSm90 does: first by `c * pingpong_tile`, then after each
+// of its tiles by `(consumers - 1) * pingpong_tile`. A consumer starts waiting on a tile only once
+// the previous tile's consumer has read all of it (the kernel's order barrier): a parity wait
+// tells only adjacent phases apart, and a consumer a lap or more ahead of the copies would take
+// an old phase's completion for its own.
 template <int Stages>
 class RingSimulation {
  public:
@@ -183,13 +219,21 @@ class RingSimulation {
   static constexpr int kLanding = -2;   // a copy into the part is in flight
   static constexpr std::int64_t kBytesA = 16384, kBytesB = 8192;
 
-  RingSimulation(int k_tiles, int consumers, Mistake mistake)
-      : k_tiles_(k_tiles), consumers_(consumers), mistake_(mistake) {
+  RingSimulation(int k_tiles, int consumers, Mistake mistake, int pingpong_tile = 0)
+      : k_tiles_(k_tiles), consumers_(consumers), mistake_(mistake), pingpong_tile_(pingpong_tile),
+        reads_(static_cast<std::size_t>(k_tiles), 0) {
+    const int readers = pingpong_tile > 0 ? 1 : consumers;
     for (int i = 0; i < Stages; ++i) {
       full_.emplace_back(1);  // the producer's arrive_expect_tx; the bytes come on top
-      empty_.emplace_back(consumers);
+      empty_.emplace_back(readers);
     }
     consumer_.resize(consumers);
+    for (int c = 0; c < consumers; ++c) {
+      Consumer& x = consumer_[c];
+      for (int k = 0; k < k_tiles; ++k)
+        if (pingpong_tile == 0 || (k / pingpong_tile) % consumers == c) x.own.push_back(k);
+      if (pingpong_tile > 0) x.state.advance(c * pingpong_tile);
+    }
   }
 
   Outcome run(Schedule schedule, unsigned seed) {
@@ -207,12 +251,12 @@ class RingSimulation {
     }
     outcome_.deadlock = !all_done();
     for (const Consumer& c : consumer_)
-      if (!read_in_order(c.read_log, k_tiles_)) outcome_.in_order = false;
+      if (c.read_log != c.own) outcome_.in_order = false;
     return outcome_;
   }
 
   // After a clean run each full barrier completed one phase per k-tile that used its slot, and
-  // each empty barrier as many (every consumer released every k-tile).
+  // each empty barrier as many (every reader released every k-tile).
   bool phases_match_laps() const {
     for (int s = 0; s < Stages; ++s) {
       const std::uint64_t uses = static_cast<std::uint64_t>((k_tiles_ - s + Stages - 1) / Stages);
@@ -231,9 +275,13 @@ class RingSimulation {
   };
   struct Consumer {
     State state;
-    int k_tile = 0;         // the k-tile it reads next
+    std::vector<int> own;   // the k-tiles it reads, in order
+    std::size_t next = 0;   // own[next] is the k-tile it reads next
     bool reading = false;   // between the first and the second half of a read
     std::vector<int> read_log;
+
+    bool done() const { return next >= own.size(); }
+    int k_tile() const { return own[next]; }
   };
 
   static int pick(const std::vector<int>& ready, const std::vector<int>& weight, Schedule schedule,
@@ -255,7 +303,7 @@ class RingSimulation {
   bool all_done() const {
     if (produced_ < k_tiles_ || !in_flight_.empty()) return false;
     for (const Consumer& c : consumer_)
-      if (c.k_tile < k_tiles_) return false;
+      if (!c.done()) return false;
     return true;
   }
 
@@ -275,7 +323,11 @@ class RingSimulation {
     }
     if (role == 1) return !in_flight_.empty();
     const Consumer& c = consumer_[role - 2];
-    if (c.k_tile >= k_tiles_) return false;
+    if (c.done()) return false;
+    if (pingpong_tile_ > 0 && !c.reading && mistake_ != Mistake::kPingPongNoOrder) {
+      const int k = c.k_tile();
+      if (k % pingpong_tile_ == 0 && k > 0 && reads_[static_cast<std::size_t>(k - 1)] == 0) return false;
+    }
     return c.reading || full_[c.state.index()].try_wait_parity(consumer_wait_parity(c));
   }
 
@@ -299,12 +351,9 @@ class RingSimulation {
   void produce() {
     const int s = producer_.index();
     const int k = produced_;
-    // Slot s last held k-tile k - Stages; every consumer must have finished reading it.
-    for (const Consumer& c : consumer_)
-      if (k >= Stages && c.k_tile <= k - Stages) {
-        ++outcome_.overwrites;
-        break;
-      }
+    // Slot s last held k-tile k - Stages; each of its readers must have finished reading it.
+    const int readers = pingpong_tile_ > 0 ? 1 : consumers_;
+    if (k >= Stages && reads_[static_cast<std::size_t>(k - Stages)] < readers) ++outcome_.overwrites;
     if (!full_[s].arrive_expect_tx(kBytesA + kBytesB)) ++outcome_.extra_arrivals;
     data_a_[s] = kLanding;
     data_b_[s] = kLanding;
@@ -317,7 +366,8 @@ class RingSimulation {
   // A read takes two moves, so that a copy can land between them and tear it.
   void consume(Consumer& c, int id) {
     const int s = c.state.index();
-    const bool intact = data_a_[s] == c.k_tile && data_b_[s] == c.k_tile;
+    const int k = c.k_tile();
+    const bool intact = data_a_[s] == k && data_b_[s] == k;
     if (!c.reading) {
       if (!intact) ++outcome_.stale_reads;
       c.reading = true;
@@ -326,15 +376,21 @@ class RingSimulation {
     if (!intact) ++outcome_.stale_reads;
     c.read_log.push_back(data_a_[s] == data_b_[s] ? data_a_[s] : kLanding);
     c.reading = false;
-    ++c.k_tile;  // done reading; the release below is what the producer can see
-    const bool skip = mistake_ == Mistake::kConsumerSkipsRelease && id == 0 && c.k_tile == 1;
+    ++c.next;  // done reading; the release below is what the producer can see
+    ++reads_[static_cast<std::size_t>(k)];
+    const bool skip = mistake_ == Mistake::kConsumerSkipsRelease && id == 0 && k == 0;
     if (!skip && !empty_[s].arrive()) ++outcome_.extra_arrivals;
     c.state.advance();
+    // A ping-pong consumer that ends a tile steps over the other consumers' next tiles.
+    if (pingpong_tile_ > 0 && (k + 1) % pingpong_tile_ == 0 && mistake_ != Mistake::kPingPongNoSkip)
+      c.state.advance((consumers_ - 1) * pingpong_tile_);
   }
 
   int k_tiles_;
   int consumers_;
   Mistake mistake_;
+  int pingpong_tile_;
+  std::vector<int> reads_;  // how many consumers have finished reading each k-tile
   std::vector<Mbarrier> full_, empty_;
   std::vector<int> data_a_ = std::vector<int>(Stages, kNoData);  // k-tile in each slot's A part
   std::vector<int> data_b_ = std::vector<int>(Stages, kNoData);  // k-tile in each slot's B part
@@ -382,6 +438,33 @@ void check_protocol() {
         ASSERT_TRUE(sim.phases_match_laps()) << "seed " << seed;
       }
     }
+}
+
+// Ping-pong: the tiles alternate between the consumers; tiles of 1, S - 1, S, S + 1 and 7 k-tiles
+// put the tile boundaries (where a consumer skips) at every offset of a lap, and 1 to 5 tiles give
+// the consumers equal and unequal shares.
+template <int Stages>
+void check_pingpong_protocol() {
+  SCOPED_TRACE(testing::Message() << Stages << " stages");
+  for (int consumers : {2, 3})
+    for (int per_tile : {1, Stages - 1, Stages, Stages + 1, 7})
+      for (int tiles = 1; tiles <= 5; ++tiles) {
+        const int k_tiles = tiles * per_tile;
+        SCOPED_TRACE(testing::Message() << consumers << " consumers, " << tiles << " tiles of "
+                                        << per_tile << " k-tiles");
+        for (Schedule schedule : {Schedule::kProducerFirst, Schedule::kConsumersFirst}) {
+          RingSimulation<Stages> sim(k_tiles, consumers, Mistake::kNone, per_tile);
+          const Outcome o = sim.run(schedule, 0);
+          EXPECT_TRUE(o.clean()) << o << " schedule " << static_cast<int>(schedule);
+          EXPECT_TRUE(sim.phases_match_laps());
+        }
+        for (unsigned seed = 0; seed < kSeeds; ++seed) {
+          RingSimulation<Stages> sim(k_tiles, consumers, Mistake::kNone, per_tile);
+          const Outcome o = sim.run(Schedule::kRandom, seed);
+          ASSERT_TRUE(o.clean()) << o << " seed " << seed;
+          ASSERT_TRUE(sim.phases_match_laps()) << "seed " << seed;
+        }
+      }
 }
 
 // A mistake that stops the ring must deadlock it in every interleaving: nothing a schedule does
@@ -689,6 +772,50 @@ TEST(PipelineState, HopperRingProtocolModel) {
   check_protocol<4>();
   check_protocol<5>();
   check_protocol<6>();
+}
+
+TEST(PipelineState, PingPongRingProtocolModel) {
+  check_pingpong_protocol<2>();
+  check_pingpong_protocol<4>();
+  check_pingpong_protocol<5>();
+}
+
+// A ping-pong consumer that forgets to skip the other's tile waits on a slot that its own next
+// k-tile never fills in time, or reads the other's data: never a clean run.
+TEST(PipelineState, PingPongModelCatchesAMissingSkip) {
+  for (int per_tile : {1, 3, 4, 7}) {
+    SCOPED_TRACE(testing::Message() << per_tile << " k-tiles per tile");
+    const int k_tiles = 4 * per_tile;
+    for (Schedule schedule : {Schedule::kProducerFirst, Schedule::kConsumersFirst}) {
+      const Outcome o =
+          RingSimulation<4>(k_tiles, 2, Mistake::kPingPongNoSkip, per_tile).run(schedule, 0);
+      EXPECT_FALSE(o.clean()) << o << " schedule " << static_cast<int>(schedule);
+    }
+    for (unsigned seed = 0; seed < kSeeds; ++seed) {
+      const Outcome o =
+          RingSimulation<4>(k_tiles, 2, Mistake::kPingPongNoSkip, per_tile).run(Schedule::kRandom, seed);
+      EXPECT_FALSE(o.clean()) << o << " seed " << seed;
+    }
+  }
+}
+
+// Without the order barrier the second consumer's first wait can pass on an old phase once its
+// tile starts a lap or more past the copies: a race, which the schedule that lets consumers run
+// first always shows, and most random ones do.
+TEST(PipelineState, PingPongModelCatchesAMissingOrder) {
+  for (int per_tile : {4, 7}) {
+    SCOPED_TRACE(testing::Message() << per_tile << " k-tiles per tile");
+    const Outcome o = RingSimulation<4>(4 * per_tile, 2, Mistake::kPingPongNoOrder, per_tile)
+                          .run(Schedule::kConsumersFirst, 0);
+    EXPECT_GT(o.stale_reads, 0) << o;
+    unsigned caught = 0;
+    for (unsigned seed = 0; seed < kSeeds; ++seed)
+      if (!RingSimulation<4>(4 * per_tile, 2, Mistake::kPingPongNoOrder, per_tile)
+               .run(Schedule::kRandom, seed)
+               .clean())
+        ++caught;
+    EXPECT_GE(caught, kSeeds / 2) << "random interleavings that showed the race";
+  }
 }
 
 TEST(PipelineState, ModelCatchesAProducerWaitingOnTheWrongParity) {

@@ -76,6 +76,12 @@ TILEPIPE_DEVICE void named_barrier_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
+//! Arrives on barrier `id` (among `threads` threads) without waiting: the threads that
+//! `named_barrier_sync` on it go on once all `threads` have arrived or synced.
+TILEPIPE_DEVICE void named_barrier_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
 //! Fetches the tensor map at `map` (a kernel parameter) into the TMA unit's cache ahead of the
 //! first copy.
 TILEPIPE_DEVICE void tma_prefetch_descriptor(const void* map) {

@@ -2,9 +2,11 @@
 //! \file
 //! GemmKernelSm90: the Hopper tier's persistent, warp-specialized GEMM kernel. About one block
 //! per SM walks the output tiles (PersistentTileScheduler); in each block a producer warpgroup
-//! feeds the ring with TMA and `TileM / 64` consumer warpgroups multiply with wgmma and store
-//! their rows of each tile. Compiled only for `sm_90a`: elsewhere the kernel is empty and the
-//! provided GEMM never launches it (`hopper_tier_available` tells).
+//! feeds the ring with TMA and consumer warpgroups multiply with wgmma and store: cooperative,
+//! `TileM / 64` of them share each tile, 64 rows each; ping-pong, two of them take the block's
+//! tiles in turn, so that one stores while the other multiplies. Compiled only for `sm_90a`:
+//! elsewhere the kernel is empty and the provided GEMM never launches it
+//! (`hopper_tier_available` tells).
 
 #include <cuda_runtime.h>
 
@@ -12,6 +14,7 @@
 #include <cstdint>
 
 #include "../arch/mbarrier.cuh"
+#include "../arch/tma.cuh"
 #include "../arch/wgmma.cuh"
 #include "../detail/macros.cuh"
 #include "../layout/tile_raster.cuh"
@@ -35,6 +38,10 @@ struct GemmKernelSm90 {
       (65536 / 128 - kProducerRegisters) / Mainloop::kConsumers / 8 * 8 > 256
           ? 256
           : (65536 / 128 - kProducerRegisters) / Mainloop::kConsumers / 8 * 8;
+
+  //! Named barriers: 0 is `__syncthreads`, 1 + c consumer c's epilogue, `kOrderBarrier + c` says
+  //! that ping-pong consumer c may start its next tile's mainloop.
+  static constexpr int kOrderBarrier = 1 + Mainloop::kConsumers;
 
   //! The mainloop's ring, then each consumer warpgroup's epilogue buffers.
   struct SharedStorage {
@@ -96,13 +103,32 @@ struct GemmKernelSm90 {
       // Named barrier 1 + consumer: each consumer warpgroup's own (0 is __syncthreads).
       Epilogue epilogue(storage.epilogue[consumer], 1 + consumer, threadIdx.x % 128);
       typename Mainloop::Accumulators acc;
-      for (long long item = first; item < work.items(); item += step) {
-        const WorkTile t = work.tile_of(item);
-        mainloop.consume(acc, state, consumer, k_tiles);
-        // A block of a cluster whose tile lies past M still loads and multiplies (its peers
-        // need its part of B); the epilogue writes nothing there.
-        epilogue.store(acc, p.epilogue, (t.m * kClusterM + rank) * Tile::kM + 64 * consumer,
-                       t.n * Tile::kN, t.batch);
+      if constexpr (Tile::kPingPong) {
+        // Consumer c takes the block's items c, c + 2, ... The ring holds every item's k-tiles
+        // in order, so each consumer steps over the other's. A consumer starts waiting on its
+        // tile's slots only once the other has finished the previous tile's mainloop: a parity
+        // wait tells only adjacent phases apart, so no consumer may run a lap ahead of the
+        // copies (test_pipeline_state.cpp models it). That order also keeps one consumer's
+        // wgmmas at a time on the tensor cores, while the other stores.
+        const int other = 1 - consumer;
+        if (consumer == 1) state.advance(k_tiles);
+        for (long long item = first + consumer * step; item < work.items(); item += 2 * step) {
+          const WorkTile t = work.tile_of(item);
+          if (item != first) arch::named_barrier_sync(kOrderBarrier + consumer, 256);
+          mainloop.consume(acc, state, 0, k_tiles);
+          if (item + step < work.items()) arch::named_barrier_arrive(kOrderBarrier + other, 256);
+          state.advance(k_tiles);  // the other's next tile
+          epilogue.store(acc, p.epilogue, (t.m * kClusterM + rank) * Tile::kM, t.n * Tile::kN, t.batch);
+        }
+      } else {
+        for (long long item = first; item < work.items(); item += step) {
+          const WorkTile t = work.tile_of(item);
+          mainloop.consume(acc, state, consumer, k_tiles);
+          // A block of a cluster whose tile lies past M still loads and multiplies (its peers
+          // need its part of B); the epilogue writes nothing there.
+          epilogue.store(acc, p.epilogue, (t.m * kClusterM + rank) * Tile::kM + 64 * consumer,
+                         t.n * Tile::kN, t.batch);
+        }
       }
       epilogue.finish();
     }

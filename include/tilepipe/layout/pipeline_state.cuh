@@ -45,6 +45,15 @@ class PipelineState {
     return *this;
   }
 
+  //! `n` slots on (`n >= 0`): the same state as `n` calls of `advance()`. A ping-pong consumer
+  //! skips the other consumer's tiles this way.
+  TILEPIPE_HOST_DEVICE constexpr PipelineState& advance(int n) {
+    index_ += n;
+    phase_ ^= static_cast<unsigned>(index_ / Stages) & 1u;
+    index_ %= Stages;
+    return *this;
+  }
+
   TILEPIPE_HOST_DEVICE friend constexpr bool operator==(PipelineState a, PipelineState b) {
     return a.index_ == b.index_ && a.phase_ == b.phase_;
   }

@@ -1,10 +1,11 @@
 #pragma once
 //! \file
 //! WarpSpecializedMainloop: the Hopper tier's mainloop. Its roles are warpgroups: a producer
-//! whose one elected thread fills the ring with TMA copies, and `TileM / 64` consumer warpgroups
-//! that each multiply 64 rows of the tile with wgmma. The roles only meet at the ring's
-//! mbarriers, so the producer runs up to `Stages` k-tiles ahead, across tile boundaries: while
-//! the consumers store one tile, the next one's k-tiles are already landing.
+//! whose one elected thread fills the ring with TMA copies, and consumer warpgroups that multiply
+//! with wgmma, 64 rows each: cooperative, `TileM / 64` of them share each tile; ping-pong, two of
+//! them take the tiles in turn, one storing its tile while the other multiplies. The roles only
+//! meet at the ring's mbarriers, so the producer runs up to `Stages` k-tiles ahead, across tile
+//! boundaries: while the consumers store one tile, the next one's k-tiles are already landing.
 //!
 //! The same shape as the Ampere tier's MultistageMainloop: a policy (tile and stage count), one
 //! `SharedStorage`, named phases (`produce`, `consume`), and the stage arithmetic kept in
@@ -24,6 +25,16 @@
 
 namespace tilepipe {
 
+//! How the Hopper tier's consumer warpgroups share the work (GemmKernelSm90).
+enum class HopperSchedule {
+  //! `TileM / 64` consumers multiply one tile together, 64 rows each, then all store it: the
+  //! tensor cores wait while they convert.
+  kCooperative,
+  //! Two consumers, each with whole `64 x TileN` tiles in turn: while one stores its tile, the
+  //! other multiplies the next. An order barrier passes the mainloop from one to the other.
+  kPingPong,
+};
+
 //! Tile and pipeline depth of the Hopper tier.
 //!
 //! \tparam TileM   rows of D per tile: 64 per consumer warpgroup (64 or 128: one or two)
@@ -31,11 +42,16 @@ namespace tilepipe {
 //! \tparam Stages  ring slots, each a `TileM x 64` A tile and a `64 x TileN` B tile
 //! \tparam ClusterM  CTAs per cluster along M (1, 2 or 4): the cluster's tiles share their B
 //!                   tile, which each CTA copies a part of and multicasts (TmaTileLoader)
-template <int TileM, int TileN, int Stages, int ClusterM = 1>
+//! \tparam Schedule  cooperative (the consumers share each tile) or ping-pong (two consumers
+//!                   take `64 x TileN` tiles in turn; TileM must be 64)
+template <int TileM, int TileN, int Stages, int ClusterM = 1,
+          HopperSchedule Schedule = HopperSchedule::kCooperative>
 struct HopperTileConfig {
   static_assert(TileM == 64 || TileM == 128,
                 "HopperTileConfig: TileM must be 64 or 128 (one or two consumer warpgroups of 64 "
                 "rows); with four (256 x 128) the kernel hung on an H100, and three were never run");
+  static_assert(Schedule == HopperSchedule::kCooperative || TileM == 64,
+                "HopperTileConfig: a ping-pong tile is one consumer warpgroup's, so TileM must be 64");
   static_assert(TileN == 64 || TileN == 128 || TileN == 256,
                 "HopperTileConfig: TileN must be 64, 128 or 256 (the N of one wgmma)");
   static_assert(Stages >= 2, "HopperTileConfig: the ring needs at least 2 stages");
@@ -45,7 +61,11 @@ struct HopperTileConfig {
   static constexpr int kN = TileN;
   static constexpr int kK = 64;
   static constexpr int kStages = Stages;
-  static constexpr int kConsumers = TileM / 64;
+  static constexpr HopperSchedule kSchedule = Schedule;
+  static constexpr bool kPingPong = Schedule == HopperSchedule::kPingPong;
+  //! Consumer warpgroups in the block, and how many of them multiply each tile.
+  static constexpr int kConsumers = kPingPong ? 2 : TileM / 64;
+  static constexpr int kConsumersPerTile = kPingPong ? 1 : kConsumers;
   static constexpr int kClusterM = ClusterM;
   //! One producer warpgroup and the consumers.
   static constexpr int kThreads = 128 * (1 + kConsumers);
@@ -77,8 +97,9 @@ class WarpSpecializedMainloop {
     typename Ring::SharedStorage ring;
   };
 
-  //! Consumer arrivals that release a slot: one per consumer warp (of each CTA of the cluster).
-  static constexpr std::uint32_t kReleaseArrivals = 4 * kConsumers;
+  //! Consumer arrivals that release a slot: one per warp of the consumers that read it (from
+  //! each CTA of the cluster).
+  static constexpr std::uint32_t kReleaseArrivals = 4 * Config::kConsumersPerTile;
 
   //! One thread of the block, before any role starts (then `__syncthreads()`, or in a cluster
   //! `arch::cluster_sync()`).
@@ -125,13 +146,14 @@ class WarpSpecializedMainloop {
   }
 
   // ---- consumer (a whole warpgroup) --------------------------------------------------------
-  //! `acc = A * B` over `k_tiles` k-tiles for consumer warpgroup `consumer` (rows
-  //! `64 * consumer ..` of the tile). One k-tile's wgmmas stay in flight while the next k-tile's
-  //! are issued; a slot is released once the wgmmas reading it have completed.
-  TILEPIPE_DEVICE void consume(Accumulators& acc, State& state, int consumer, int k_tiles) {
+  //! `acc = A * B` over `k_tiles` k-tiles for the warpgroup multiplying rows `64 * rows ..` of
+  //! the tile (cooperative: the consumer's number; ping-pong: 0). One k-tile's wgmmas stay in
+  //! flight while the next k-tile's are issued; a slot is released once the wgmmas reading it
+  //! have completed.
+  TILEPIPE_DEVICE void consume(Accumulators& acc, State& state, int rows, int k_tiles) {
     acc.clear();
     if (k_tiles <= 0) return;
-    const int a_offset = consumer * 64 * Config::kK;
+    const int a_offset = rows * 64 * Config::kK;
     const bool releases = threadIdx.x % 32 == 0;  // one arrival per warp
 
     ring_.consumer_wait(state);
