@@ -43,16 +43,19 @@ int Bench::run_all() {
   std::fprintf(stderr, "[bench] %s, sm_%d%d, %d SMs, L2 %d MiB, %zu kernels compiled\n",
                prop_.name, prop_.major, prop_.minor, prop_.multiProcessorCount,
                prop_.l2CacheSize >> 20, kernels_.size());
-  // Configurations with GemmMultistage's default tile run the Hopper tier where the device
-  // runs sm_90a code: their names are the Ampere tile's, their kernels GemmSm90's.
+  // Configurations with GemmMultistage's default tile, and f32 TN under MathTF32, run the Hopper
+  // tier where the device runs sm_90a code: their names are the Ampere tile's, their kernels
+  // GemmSm90's (for f32 the tf32 rows of the f32 table).
   int device = 0;
   if (cudaGetDevice(&device) == cudaSuccess && tilepipe::hopper_tier_available(device)) {
     std::string hopper;
     for (const TilepipeKernel& k : kernels_)
-      if (k.hopper_tier && k.dtype == DType::kF16 && k.layout == LayoutPair::kTN)
-        hopper += " " + k.config.name();
-    std::fprintf(stderr, "[bench] Hopper tier (TMA + wgmma, GemmSm90: 128x256x64 tile up to 4 "
-                         "stages, 128x128x64 above) runs these configurations:%s\n", hopper.c_str());
+      if (k.hopper_tier && (k.dtype == DType::kF16 || k.dtype == DType::kF32) &&
+          k.layout == LayoutPair::kTN)
+        hopper += std::string(" ") + name_of(k.dtype) + " " + k.config.name();
+    std::fprintf(stderr, "[bench] Hopper tier (TMA + wgmma, GemmSm90: 128x256 tile up to 4 stages, "
+                         "128x128 above; k 64 a slot, 32 for f32 as tf32) runs these "
+                         "configurations:%s\n", hopper.c_str());
   }
   if (!peers_.empty()) {
     std::string runs, skipped;

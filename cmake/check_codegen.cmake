@@ -67,6 +67,8 @@ set(REQUIRED_PTX_sm_90a
       "mbarrier\\.try_wait\\.parity"                           "mbarrier"
   "wgmma.mma_async m64nNk16 (warpgroup MMA)"
       "wgmma\\.mma_async\\.sync\\.aligned\\.m64n[0-9]+k16\\.f32"   "wgmma"
+  "wgmma.mma_async m64nNk8 on tf32 (the Hopper tier's float A and B)"
+      "wgmma\\.mma_async\\.sync\\.aligned\\.m64n[0-9]+k8\\.f32\\.tf32\\.tf32"   "wgmma"
   "setmaxnreg (register rebalancing between producer and consumers)"
       "setmaxnreg\\.(inc|dec)"                                   "setmaxnreg"
 )
@@ -82,8 +84,8 @@ set(FORBIDDEN_PTX
 # predicate and operands stripped (e.g. LDGSTS.E.BYPASS.LTC128B.128):
 #   <what, for the message>  <regex the opcode must match>  <regex for the opcodes to show on failure>
 # REQUIRED_SASS applies to every Ampere-tier GEMM kernel of every architecture, with the list
-# SASS_MATH_KERNELS names for its math, REQUIRED_SASS_HOPPER to every Hopper-tier kernel of an
-# sm_90a cubin.
+# SASS_MATH_KERNELS names for its math, REQUIRED_SASS_HOPPER and the list SASS_HOPPER_MATH_KERNELS
+# names for its input type to every Hopper-tier kernel of an sm_90a cubin.
 set(REQUIRED_SASS
   "16-byte LDGSTS (cp.async global->shared)"    "^LDGSTS(\\.[A-Z0-9_]+)*\\.128(\\.|$)"   "^LDGSTS"
 )
@@ -117,9 +119,21 @@ set(REQUIRED_SASS_SIMT
 set(REQUIRED_SASS_HOPPER
   "UTMALDG (TMA tile loads)"                     "^UTMALDG"                                "^UTMA"
   "UTMASTG (TMA tile stores of the epilogue)"     "^UTMASTG"                                "^UTMA"
-  "HGMMA ...F32 (wgmma, f32 accumulate)"          "^HGMMA\\.64x[0-9]+x16\\.F32"            "^HGMMA"
   "SYNCS parity waits (mbarrier try_wait)"        "^SYNCS\\.PHASECHK"                       "^SYNCS"
   "USETMAXREG (setmaxnreg)"                       "^USETMAXREG"                             "^USETMAXREG"
+)
+# The wgmma a Hopper-tier kernel must have, by its A and B type: pairs of <regex on the mangled
+# kernel name> <name of a list below>, the first match applies. Float A and B (the mainloop's
+# `If` in the mangled name) run as tf32, k8; f16 and bf16 as k16.
+set(SASS_HOPPER_MATH_KERNELS
+  "WarpSpecializedMainloopIf"  REQUIRED_SASS_HOPPER_TF32
+  "."                          REQUIRED_SASS_HOPPER_16BIT
+)
+set(REQUIRED_SASS_HOPPER_16BIT
+  "HGMMA ...x16.F32 (wgmma on f16/bf16, f32 accumulate)"  "^HGMMA\\.64x[0-9]+x16\\.F32"  "^HGMMA"
+)
+set(REQUIRED_SASS_HOPPER_TF32
+  "HGMMA ...x8.F32.TF32 (wgmma on tf32, f32 accumulate)"  "^HGMMA\\.64x[0-9]+x8\\.F32\\.TF32$"  "^HGMMA"
 )
 # Same form; no function at all may contain these.
 set(FORBIDDEN_SASS
@@ -154,6 +168,7 @@ set(SASS_BASELINE_KERNELS
   "simt_tt"         "."  "MultistageMainloop<float, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)0, [^>]*, 3, [A-Za-z_:]*MathSimtF32>, false>.*StagedEpilogue<float,"  "LDGSTS,LDS,FFMA"
   "w8a16_f16_tn"    "."  "MultistageMainloop<[A-Za-z_:]*MixedInput<__half, [A-Za-z_:]*Dequantize<__half, signed char> >, .*StagedEpilogue<__half,"  "LDGSTS,LDS,HMMA"
   "hopper_f16_tn"   "^90a$"  "WarpSpecializedMainloop<__half, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)1, [^>]*HopperTileConfig<[0-9]+, [0-9]+, 4, [0-9]+>.*WarpgroupEpilogue<__half,"  "UTMALDG,UTMASTG,HGMMA,SYNCS"
+  "hopper_tf32_tn"  "^90a$"  "WarpSpecializedMainloop<float, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)1, [^>]*HopperTileConfig<[0-9]+, [0-9]+, 3, [0-9]+>.*WarpgroupEpilogue<float,"  "UTMALDG,UTMASTG,HGMMA,SYNCS"
 )
 set(SASS_BASELINE_TOLERANCE 5)  # percent
 

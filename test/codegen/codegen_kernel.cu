@@ -83,13 +83,19 @@ using SimtTT = tilepipe::GemmMultistage<float, float, tilepipe::Layout::kRowMajo
                                         tilepipe::Identity, tilepipe::DefaultF32TileConfig<tilepipe::MathSimtF32>>;
 template __global__ void tilepipe::gemm_kernel<SimtTT::Kernel>(SimtTT::Params);
 
-// The Hopper tier's kernels (empty outside sm_90a): the default GEMM's, and an M/N-major bf16
-// one with f32 output and the 128 x 256 tile (its column-major f32 epilogue once spilled).
+// The Hopper tier's kernels (empty outside sm_90a): the default GEMM's, an M/N-major bf16
+// one with f32 output and the 128 x 256 tile (its column-major f32 epilogue once spilled), and tf32.
 using DefaultHopperTN = DefaultTN::HopperGemm;
 using HopperNN = tilepipe::GemmSm90<__nv_bfloat16, float, tilepipe::Layout::kColumnMajor,
                                     tilepipe::Layout::kRowMajor, 4>;
 template __global__ void tilepipe::gemm_kernel_sm90<DefaultHopperTN::Kernel>(const __grid_constant__ DefaultHopperTN::Params);
 template __global__ void tilepipe::gemm_kernel_sm90<HopperNN::Kernel>(const __grid_constant__ HopperNN::Params);
+// f32 A and B as tf32 on the Hopper tier (wgmma m64n256k8 ...tf32, K-major A and B): what
+// GemmMultistage's tf32 TN (DefaultF32TileConfig<MathTF32>, 3 stages, as the benchmark's) runs there.
+using Tf32TN = tilepipe::GemmMultistage<float, float, tilepipe::Layout::kRowMajor, tilepipe::Layout::kColumnMajor, 3,
+                                        tilepipe::Identity, tilepipe::DefaultF32TileConfig<tilepipe::MathTF32>>;
+using HopperTf32TN = Tf32TN::HopperGemm;
+template __global__ void tilepipe::gemm_kernel_sm90<HopperTf32TN::Kernel>(const __grid_constant__ HopperTf32TN::Params);
 
 // W8A16 (GemmMixedInput): int8 B through the same ring at one byte per element, 16-bit shared
 // loads of its fragments, converted in registers before the mma (f16: prmt into 0x64XX and

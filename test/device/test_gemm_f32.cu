@@ -10,6 +10,12 @@
 // layouts that between them store both operands in both shared-memory orders, for SIMT all four
 // (its loads differ per operand and order: 16-byte, 8-byte, 4-byte), of which only TN compiles
 // the narrow kernel, for its unaligned cases.
+//
+// tf32 TN also has a Hopper tier (GemmSm90 on float: TMA, wgmma m64nNk8 ...tf32), which wgmma
+// feeds the f32 bits of shared memory unrounded: its tests (Tf32Hopper*) skip where the device
+// does not run sm_90a code, and the Ampere tier's tests run TN there through run_on. The Hopper
+// tier adds two kernels: GemmMultistage's own (f32 out, tested directly as GemmSm90 too) and an
+// f16-out GemmSm90.
 
 #include <gtest/gtest.h>
 
@@ -19,6 +25,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <tilepipe/gemm/gemm_multistage.cuh>
@@ -38,6 +45,31 @@ using Tf32TN = tilepipe::GemmMultistage<float, float, Layout::kRowMajor, Layout:
 // A column-major, B row-major (both MN-contiguous), f16 out.
 using Tf32NT = tilepipe::GemmMultistage<float, __half, Layout::kColumnMajor, Layout::kRowMajor, 3,
                                         tilepipe::Identity, Tf32Tile>;
+
+// A GEMM forced onto one tier (GemmMultistage::run_on), so that a test knows which instructions
+// it checks: TN takes the Hopper tier by itself on an sm_90a device.
+template <class Gemm, tilepipe::GemmTier Tier>
+struct OnTier : Gemm {
+  static tilepipe::Status run(const typename Gemm::Arguments& args, cudaStream_t stream = nullptr) {
+    return Gemm::run_on(Tier, args, stream);
+  }
+};
+using Tf32TNAmpere = OnTier<Tf32TN, tilepipe::GemmTier::kAmpere>;
+using Tf32TNHopper = OnTier<Tf32TN, tilepipe::GemmTier::kHopper>;
+// The Hopper tier's GEMMs themselves: TN's (f32 out, 3 stages: the 128 x 256 tile, 32 k a slot)
+// and one with f16 out.
+using Sm90Tf32 = Tf32TN::HopperGemm;
+static_assert(std::is_same_v<Sm90Tf32, tilepipe::GemmSm90<float, float, Layout::kRowMajor,
+                                                          Layout::kColumnMajor, 3>>,
+              "GemmMultistage's tf32 TN runs GemmSm90 with its stage count");
+using Sm90Tf32ToF16 = tilepipe::GemmSm90<float, __half, Layout::kRowMajor, Layout::kColumnMajor, 3>;
+
+bool hopper_tier_available() { return Sm90Tf32::available(); }
+
+#define SKIP_WITHOUT_HOPPER_TIER()                                                              \
+  if (!hopper_tier_available())                                                                 \
+  GTEST_SKIP() << "the current device does not run sm_90a code (needs an sm_90 GPU and a build " \
+                  "for 90a)"
 
 using SimtTile = tilepipe::DefaultF32TileConfig<tilepipe::MathSimtF32>;
 // All four layouts; only TN with the narrow kernel (AnyAlignment), the others without it.
@@ -63,12 +95,18 @@ float round_tf32(float x) {
 // Error bound of one output element under MathTF32, from the exact products p_1 .. p_K of its
 // row of A and column of B (f32 inputs, exact in double).
 //
-// Inputs: cvt.rna rounds each input to 11 significant bits, so a becomes a (1 + e_a) with
-// |e_a| <= u = 2^-11 (half a unit in the last of 11 places), and likewise b. The product of two
-// tf32 values has at most 22 significant bits, so the tensor cores form it exactly:
+// Inputs: on the Ampere tier cvt.rna rounds each input to 11 significant bits, so a becomes
+// a (1 + e_a) with |e_a| <= u = 2^-11 (half a unit in the last of 11 places), and likewise b.
+// On the Hopper tier wgmma reads the f32 bits unrounded as tf32, whose layout the PTX ISA leaves
+// to the implementation, promising at least 10 fraction bits: whether the low 13 bits are
+// truncated (as tensor cores have been measured to do) or rounded, |e_a| < u = 2^-10 (a whole
+// unit in the last of 11 places; the tests pass `input_u`). Either way the rounded value has at
+// most 11 significant bits, and the product of two has at most 22, so the tensor cores form it
+// exactly:
 //     |a^ b^ - a b| <= (2u + u^2) |a b|.
-// Accumulation: the kernel runs one mma.sync per k-block of 8 (in k order, the K residue
-// zero-filled, the 8 k of a block in a permuted order, which no bound below depends on). The PTX
+// Accumulation: the Ampere kernel runs one mma.sync per k-block of 8 (in k order, the K residue
+// zero-filled, the 8 k of a block in a permuted order, which no bound below depends on); the
+// Hopper kernel one wgmma m64nNk8 per k-block of 8, in k order (past K zero-filled by TMA). The PTX
 // ISA does not say how the tensor cores add inside one mma, so assume the worst of the usual
 // models: the 8 products are added to the accumulator one by one in f32, each addition erring by
 // at most one unit in the last place (rounding to nearest, or truncating as tensor cores have
@@ -81,11 +119,14 @@ float round_tf32(float x) {
 // element's bound is the input term (2u + u^2) sum |p| plus E_K, plus the rounding of D: r (|s| +
 // bound) with r = 2^-24 for f32, 2^-11 for f16 (alpha = 1, beta = 0 here). Underflow (products
 // below 2^-126) adds at most 2^-149 per step, far below the rest for these inputs. For uniform
-// inputs the input term dominates: about 2^-10 sum |p|, an error of about 0.1% of sum |p|.
+// inputs the input term dominates: about 2^-10 sum |p| on the Ampere tier, an error of about 0.1%
+// of sum |p|, and twice that on the Hopper tier.
 struct Tf32Bound {
-  double d_roundoff;  // unit roundoff of D's type
+  double d_roundoff;         // unit roundoff of D's type
+  double input_u = 0x1p-11;  // relative error of one input: 2^-11 rounded (Ampere), 2^-10 (Hopper)
   double operator()(const std::vector<double>& products) const {
-    constexpr double u = 0x1p-11, v = 0x1p-23, input = 2 * u + u * u;
+    constexpr double v = 0x1p-23;
+    const double u = input_u, input = 2 * u + u * u;
     double s = 0, abs_sum = 0, e = 0;
     for (std::size_t j = 0; j < products.size(); j += 8) {
       double block = 0, block_abs = 0;
@@ -187,7 +228,7 @@ float uniform(std::mt19937& rng) { return std::uniform_real_distribution<float>(
 }  // namespace
 
 TEST(GemmF32, Tf32ExactOnSmallIntegers) {
-  run_exact<Tf32TN, float>(100);
+  run_exact<Tf32TNAmpere, float>(100);
   run_exact<Tf32NT, __half>(200);
 }
 
@@ -201,7 +242,7 @@ TEST(GemmF32, Tf32RoundsInputsToNearest) {
   auto exact = [](const std::vector<double>&) { return 0.0; };
   static_assert(0x3p-12f == 3.0f / 4096, "the probe's fraction");
   ASSERT_EQ(round_tf32(1.0f + 0x3p-12f), 1.0f + 0x1p-10f);
-  run_checked<Tf32TN, float>(70, 130, 520, probe, small_integer, round_tf32, exact, 300);
+  run_checked<Tf32TNAmpere, float>(70, 130, 520, probe, small_integer, round_tf32, exact, 300);
   // The other shared-memory order of A and B, B the probe this time, f16 out: within D's rounding
   // (2^-11 relative), half the relative error truncation leaves (2^-10).
   auto f16_rounding = [](const std::vector<double>& products) {
@@ -213,24 +254,66 @@ TEST(GemmF32, Tf32RoundsInputsToNearest) {
 }
 
 TEST(GemmF32, Tf32WithinBoundOnUniformInputs) {
-  run_checked<Tf32TN, float>(131, 257, 300, uniform, uniform, identity, Tf32Bound{0x1p-24}, 400);
+  run_checked<Tf32TNAmpere, float>(131, 257, 300, uniform, uniform, identity, Tf32Bound{0x1p-24}, 400);
   run_checked<Tf32NT, __half>(200, 72, 1000, uniform, uniform, identity, Tf32Bound{0x1p-11}, 410);
 }
 
-TEST(GemmF32, Tf32TakesTheAmpereTier) {
-  // f32 inputs have no Hopper tier: tier() says so on any device, and run_on refuses it by name.
-  static_assert(!Tf32TN::kHasHopperTier && !Tf32NT::kHasHopperTier, "MathTF32 has no Hopper tier");
+TEST(GemmF32, Tf32TierChoice) {
+  // tf32 has a Hopper tier for K-major A and B only (wgmma has no transpose for tf32): TN takes
+  // it where the device runs sm_90a code, NT never, and run_on refuses it for NT by name.
+  static_assert(Tf32TN::kHasHopperTier && !Tf32NT::kHasHopperTier,
+                "tf32 runs on the Hopper tier for A row-major and B column-major only");
   Tf32TN::Arguments args;
   args.m = args.n = args.k = 16;
-  EXPECT_EQ(Tf32TN::tier(args), tilepipe::GemmTier::kAmpere);
   tptest::DeviceBuffer<float> a(16 * 16), b(16 * 16), d(16 * 16);
   ASSERT_TRUE(a.ok() && b.ok() && d.ok());
   args.a = a.get(); args.lda = 16;
   args.b = b.get(); args.ldb = 16;
   args.d = d.get(); args.ldd = 16;
-  const tilepipe::Status s = Tf32TN::run_on(tilepipe::GemmTier::kHopper, args);
+  EXPECT_EQ(Tf32TN::tier(args),
+            hopper_tier_available() ? tilepipe::GemmTier::kHopper : tilepipe::GemmTier::kAmpere);
+  Tf32NT::Arguments nt;
+  nt.m = nt.n = nt.k = 16;
+  tptest::DeviceBuffer<__half> d16(16 * 16);
+  ASSERT_TRUE(d16.ok());
+  nt.a = a.get(); nt.lda = 16;
+  nt.b = b.get(); nt.ldb = 16;
+  nt.d = d16.get(); nt.ldd = 16;
+  EXPECT_EQ(Tf32NT::tier(nt), tilepipe::GemmTier::kAmpere);
+  const tilepipe::Status s = Tf32NT::run_on(tilepipe::GemmTier::kHopper, nt);
   EXPECT_EQ(s.code(), tilepipe::Status::Code::kInvalidArgument);
   EXPECT_NE(s.message().find("no Hopper tier"), std::string::npos) << s.message();
+}
+
+TEST(GemmF32, Tf32HopperExactOnSmallIntegers) {
+  SKIP_WITHOUT_HOPPER_TIER();
+  // The exact cases (edges in M and N, K below one k8 step, below and not a multiple of the
+  // 32-deep slot, beta, batches, padding, both D layouts) on GemmSm90 itself, f32 and f16 out:
+  // integers in [-3, 3] have no bits below tf32's, so truncation and rounding agree on them.
+  run_exact<Sm90Tf32, float>(1300);
+  run_exact<Sm90Tf32ToF16, __half>(1400);
+  // Several tiles per persistent block (the ring carries over tiles, clusters of two along M), and
+  // K = 0 (D = beta * C, A and B never read).
+  tptest::run_gemm_case<Sm90Tf32, float, float>({520, 700, 333, Layout::kRowMajor, 1.0f, 0.5f},
+                                                Reference::kExactCpu, 1500);
+  tptest::run_gemm_case<Sm90Tf32, float, float>({33, 65, 0, Layout::kRowMajor, 1.0f, 2.0f},
+                                                Reference::kExactCpu, 1501);
+}
+
+TEST(GemmF32, Tf32GemmMultistageTakesTheHopperTier) {
+  SKIP_WITHOUT_HOPPER_TIER();
+  // GemmMultistage's tf32 TN on its own (run, which picks the Hopper tier here) and forced onto it
+  // (run_on, which fails rather than fall back): small integers, then uniform inputs within the
+  // truncation bound. K = 300 and 1000 are not multiples of the 32-deep slot.
+  GemmCase gc{127, 257, 131, Layout::kColumnMajor, 1.0f, 1.0f, /*batch=*/3, /*pad=*/8};
+  tptest::run_gemm_case<Tf32TN, float, float>(gc, Reference::kExactCpu, 1600);
+  tptest::run_gemm_case<Tf32TNHopper, float, float>(gc, Reference::kExactCpu, 1601);
+  run_checked<Tf32TN, float>(131, 257, 300, uniform, uniform, identity, Tf32Bound{0x1p-24, 0x1p-10},
+                             1610);
+  run_checked<Tf32TNHopper, float>(200, 72, 1000, uniform, uniform, identity,
+                                   Tf32Bound{0x1p-24, 0x1p-10}, 1620);
+  run_checked<Sm90Tf32ToF16, __half>(129, 300, 517, uniform, uniform, identity,
+                                     Tf32Bound{0x1p-11, 0x1p-10}, 1630);
 }
 
 TEST(GemmF32, SimtExactOnSmallIntegers) {

@@ -248,6 +248,54 @@ TEST(GemmArguments, F32InputsMoveInFourElementVectors) {
   EXPECT_NE(s.message().find("B"), std::string::npos) << s.message();
 }
 
+TEST(GemmArguments, Tf32HopperTierIsKMajorOnly) {
+  // wgmma reads tf32 operands only K-major: GemmSm90 takes float A and B as A row-major and B
+  // column-major (any other layout stops at a static_assert; the trait says the same), and
+  // GemmMultistage's tf32 tile has a Hopper tier in that layout only.
+  using tilepipe::hopper_tier_supports_v;
+  static_assert(hopper_tier_supports_v<float, Layout::kRowMajor, Layout::kColumnMajor>);
+  static_assert(!hopper_tier_supports_v<float, Layout::kColumnMajor, Layout::kColumnMajor>);
+  static_assert(!hopper_tier_supports_v<float, Layout::kRowMajor, Layout::kRowMajor>);
+  static_assert(!hopper_tier_supports_v<float, Layout::kColumnMajor, Layout::kRowMajor>);
+  static_assert(hopper_tier_supports_v<__half, Layout::kColumnMajor, Layout::kRowMajor>);
+  using Tf32Tile = tilepipe::DefaultF32TileConfig<tilepipe::MathTF32>;
+  using TN = tilepipe::GemmMultistage<float, float, Layout::kRowMajor, Layout::kColumnMajor, 4,
+                                      tilepipe::Identity, Tf32Tile>;
+  using NN = tilepipe::GemmMultistage<float, float, Layout::kColumnMajor, Layout::kColumnMajor, 4,
+                                      tilepipe::Identity, Tf32Tile>;
+  using SimtTN = tilepipe::GemmMultistage<float, float, Layout::kRowMajor, Layout::kColumnMajor, 4,
+                                          tilepipe::Identity,
+                                          tilepipe::DefaultF32TileConfig<tilepipe::MathSimtF32>>;
+  static_assert(TN::kHasHopperTier && !NN::kHasHopperTier && !SimtTN::kHasHopperTier);
+
+  // A float slot is one 128-byte row of k, 32 floats: the same bytes per stage as f16's 64, so the
+  // default Hopper tile and ring (128 x 256, 4 stages, 48 KB a stage) fit as they do for f16.
+  using Sm90F32 = TN::HopperGemm;
+  using Sm90F16 = tilepipe::GemmSm90<__half, float, Layout::kRowMajor, Layout::kColumnMajor, 4>;
+  static_assert(Sm90F32::kTileK == 32 && Sm90F16::kTileK == 64);
+  static_assert(Sm90F32::Mainloop::Loader::kBytesPerStage == 48 * 1024 &&
+                Sm90F32::Mainloop::Loader::kBytesPerStage == Sm90F16::Mainloop::Loader::kBytesPerStage);
+  static_assert(Sm90F32::kSharedBytes == Sm90F16::kSharedBytes);
+  static_assert(Sm90F32::Mainloop::k_tiles(33) == 2 && Sm90F32::Mainloop::k_tiles(32) == 1);
+
+  // Its checks count k in 32-float k-tiles: split-K is refused only where K spans more than one.
+  Sm90F32::Arguments f;
+  f.m = 10; f.n = 10; f.k = 32;
+  f.a = fake<const float>(0x100000); f.lda = 40;
+  f.b = fake<const float>(0x200000); f.ldb = 40;
+  f.d = fake<float>(0x400000); f.ldd = 12;
+  f.split_k = 2;
+  EXPECT_TRUE(Sm90F32::check_arguments(f).ok()) << Sm90F32::check_arguments(f).message();
+  f.k = 33;
+  const Status s = Sm90F32::check_arguments(f);
+  EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("does not split K"), std::string::npos) << s.message();
+  // And TMA's 16 bytes: 4 floats.
+  f.split_k = 1; f.lda = 42;
+  EXPECT_NE(Sm90F32::check_arguments(f).message().find("lda = 42"), std::string::npos)
+      << Sm90F32::check_arguments(f).message();
+}
+
 TEST(GemmArguments, SimtF32TakesTheArgumentsOfTf32) {
   // MathSimtF32 moves A and B through the same ring and tile as MathTF32: the same arguments type,
   // shared memory, threads, and the same verdict (and message) on every argument set.

@@ -7,11 +7,11 @@
 //!
 //! The tensor maps are built on the host (`make_params`) from the matrices' pointers, extents,
 //! leading dimensions and batch strides, with 128-byte swizzling, so that a slot holds the
-//! layout wgmma's descriptors describe (layout/wgmma_descriptor.cuh). Each box is 64 elements
-//! (128 bytes) along the matrix's contiguous dimension:
+//! layout wgmma's descriptors describe (layout/wgmma_descriptor.cuh). Each box is 128 bytes along
+//! the matrix's contiguous dimension (64 f16/bf16 elements, 32 floats: `kSwizzleElements`):
 //! - a K-major operand (A row-major, B column-major) is one box of `TileK x rows`;
-//! - an M/N-major operand (A column-major, B row-major) is `rows / 64` boxes of `64 x TileK`,
-//!   one after the other (the descriptor's LBO steps between them).
+//! - an M/N-major operand (A column-major, B row-major) is `rows / kSwizzleElements` boxes of
+//!   `kSwizzleElements x TileK`, one after the other (the descriptor's LBO steps between them).
 //! Boxes reaching past M, N or K are zero-filled by the copy engine, so residues need no code,
 //! and batches are the tensor's third dimension.
 
@@ -31,20 +31,22 @@
 
 namespace tilepipe {
 
-//! TMA copies of A and B k-tiles for `Element` (`__half` or `__nv_bfloat16`) operands.
+//! TMA copies of A and B k-tiles for `Element` (`__half`, `__nv_bfloat16` or `float`) operands.
 //!
 //! \tparam TileM, TileN  rows of A and columns of B per tile (multiples of 64, at most 256)
-//! \tparam TileK         k per tile: 64, one 128-byte swizzle row of 16-bit elements
+//! \tparam TileK         k per tile: one 128-byte swizzle row (64 16-bit elements, 32 floats)
 //! \tparam ClusterM      CTAs of a cluster that share B (their tiles are in one column of tiles):
 //!                       each copies `1 / ClusterM` of the B tile and multicasts it to all of
 //!                       them, so that B leaves L2 once per cluster. 1: no cluster.
 template <class Element, Layout LayoutA, Layout LayoutB, int TileM, int TileN, int TileK = 64,
           int ClusterM = 1>
 struct TmaTileLoader {
-  static_assert(std::is_same_v<Element, __half> || std::is_same_v<Element, __nv_bfloat16>,
-                "TmaTileLoader: A and B must be __half or __nv_bfloat16");
+  static_assert(std::is_same_v<Element, __half> || std::is_same_v<Element, __nv_bfloat16> ||
+                    std::is_same_v<Element, float>,
+                "TmaTileLoader: A and B must be __half, __nv_bfloat16 or float");
   static_assert(TileK * sizeof(Element) == 128,
-                "TmaTileLoader: TileK must span one 128-byte swizzle row (64 16-bit elements)");
+                "TmaTileLoader: TileK must span one 128-byte swizzle row (64 16-bit elements, 32 "
+                "floats)");
   static_assert(TileM % 64 == 0 && TileN % 64 == 0 && TileM <= 256 && TileN <= 256,
                 "TmaTileLoader: TileM and TileN must be multiples of 64, at most 256 (a TMA box)");
 
@@ -54,6 +56,8 @@ struct TmaTileLoader {
                 "TmaTileLoader: with a cluster, each CTA copies TileN / ClusterM columns of B, a "
                 "multiple of 64");
 
+  //! Elements in one 128-byte swizzle row: a box's extent along the contiguous dimension.
+  static constexpr int kSwizzleElements = 128 / static_cast<int>(sizeof(Element));
   static constexpr int kElementsA = TileM * TileK;
   static constexpr int kElementsB = TileN * TileK;
   //! Bytes one k-tile brings: what the slot's full barrier waits for.
@@ -110,9 +114,9 @@ struct TmaTileLoader {
         arch::tma_load_multicast(b_slot + first * TileK, &p.b, full, k0, n0 + first, batch * p.batched_b, kAll);
       } else {
         TILEPIPE_UNROLL
-        for (int j = 0; j < kColumns / 64; ++j)
-          arch::tma_load_multicast(b_slot + (first + 64 * j) * TileK, &p.b, full, n0 + first + 64 * j,
-                                   k0, batch * p.batched_b, kAll);
+        for (int j = 0; j < kColumns / kSwizzleElements; ++j)
+          arch::tma_load_multicast(b_slot + (first + kSwizzleElements * j) * TileK, &p.b, full,
+                                   n0 + first + kSwizzleElements * j, k0, batch * p.batched_b, kAll);
       }
     }
   }
@@ -125,8 +129,9 @@ struct TmaTileLoader {
       arch::tma_load(slot, map, full, k0, r0, batch);
     } else {
       TILEPIPE_UNROLL
-      for (int j = 0; j < kRows / 64; ++j)
-        arch::tma_load(slot + j * 64 * TileK, map, full, r0 + 64 * j, k0, batch);
+      for (int j = 0; j < kRows / kSwizzleElements; ++j)
+        arch::tma_load(slot + j * kSwizzleElements * TileK, map, full, r0 + kSwizzleElements * j, k0,
+                       batch);
     }
   }
 
@@ -154,7 +159,8 @@ struct TmaTileLoader {
     const cuuint64_t dims[3] = {inner, outer, static_cast<cuuint64_t>(batched ? batches : 1)};
     const cuuint64_t strides[2] = {static_cast<cuuint64_t>(ld * e),
                                    static_cast<cuuint64_t>(batched ? batch_stride * e : ld * e)};
-    const cuuint32_t box[3] = {64, static_cast<cuuint32_t>(k_major ? tile_rows : TileK), 1};
+    const cuuint32_t box[3] = {static_cast<cuuint32_t>(kSwizzleElements),
+                               static_cast<cuuint32_t>(k_major ? tile_rows : TileK), 1};
     const cuuint32_t element_strides[3] = {1, 1, 1};
     const CUresult r =
         fn(&map, detail::tensor_map_data_type<Element>(), 3, const_cast<Element*>(ptr), dims,

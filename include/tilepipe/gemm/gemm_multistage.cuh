@@ -2,10 +2,10 @@
 //! \file
 //! GemmMultistage: the provided GEMM, `D = op(alpha * A * B + beta * C)` on tensor cores, and its
 //! host launcher. It has two tiers: the Ampere tier (cp.async, ldmatrix, mma.sync; any sm_80+
-//! GPU) and, with the default tile on an sm_90 GPU in a build for `90a`, the Hopper tier (TMA,
-//! mbarriers, wgmma: gemm_sm90.cuh). The parts live next door: the arguments and their checks
-//! (arguments.cuh), the kernels (kernel.cuh, kernel_sm90.cuh), split-K (split_k.cuh), the default
-//! tile (default_policy.cuh).
+//! GPU) and, with the default tile (or the tf32 one, A row-major and B column-major) on an sm_90
+//! GPU in a build for `90a`, the Hopper tier (TMA, mbarriers, wgmma: gemm_sm90.cuh). The parts
+//! live next door: the arguments and their checks (arguments.cuh), the kernels (kernel.cuh,
+//! kernel_sm90.cuh), split-K (split_k.cuh), the default tile (default_policy.cuh).
 
 #include <cuda_runtime.h>
 
@@ -83,12 +83,16 @@ inline const char* to_string(GemmTier t) { return t == GemmTier::kHopper ? "hopp
 //! `workspace_size` is 0). `AnyAlignment = false` compiles only the 16-byte kernels and refuses
 //! such arguments, naming the first misaligned one.
 //!
-//! **Tiers.** With the default `Tile` (whose math is `MathDefault`) and 2..6 stages, `run` takes the
-//! Hopper tier (`GemmSm90` with the same `Stages`) when the current device is an sm_90 GPU running
+//! **Tiers.** With the default `Tile` (whose math is `MathDefault`), or with float A and B,
+//! `DefaultF32TileConfig<MathTF32>`, A row-major and B column-major (wgmma's tf32 reads only
+//! K-major operands), and 2..6 stages, `run` takes the Hopper tier (`GemmSm90` with the same
+//! `Stages`, its own 128 x 256 or 128 x 128 tile) when the current device is an sm_90 GPU running
 //! this program's `sm_90a` code and the call does not split K; otherwise the Ampere tier. Any other
-//! math (f16 accumulation, tf32, SIMT f32) always runs on the Ampere tier. `tier(args)` says which one a call
-//! takes. A program built for plain `90` (no `a`) runs the Ampere tier on Hopper GPUs, and
-//! arguments that are not 16-byte aligned run the Ampere tier's narrow kernel (TMA needs 16 bytes).
+//! math or tile (f16 accumulation, SIMT f32, tf32 in other layouts) always runs on the Ampere tier.
+//! On the Hopper tier tf32 inputs are not rounded first (wgmma reads the f32 bits as they are, see
+//! MathTF32). `tier(args)` says which one a call takes. A program built for plain `90` (no `a`)
+//! runs the Ampere tier on Hopper GPUs, and arguments that are not 16-byte aligned run the Ampere
+//! tier's narrow kernel (TMA needs 16 bytes).
 template <class ElementAB, class ElementD, Layout LayoutA, Layout LayoutB, int Stages = 4,
           class OutputOp = Identity, class Tile = DefaultTileConfig<Stages>, bool SplitK = false,
           bool AnyAlignment = true>
@@ -138,10 +142,14 @@ class GemmMultistage {
   static constexpr bool kAnyAlignment = AnyAlignment;
   static constexpr std::size_t kSharedBytes = Kernel::kSharedBytes;
   static constexpr int kMaxExtent = detail::GemmArgumentChecks<LayoutA, LayoutB>::kMaxExtent;
-  //! Whether this instantiation has a Hopper tier (the default tile with its MathDefault, 2..6
-  //! stages).
+  //! Whether this instantiation has a Hopper tier: 2..6 stages, and the default tile with its
+  //! MathDefault, or float A and B with `DefaultF32TileConfig<MathTF32>` in the layouts wgmma's
+  //! tf32 takes (A row-major, B column-major).
   static constexpr bool kHasHopperTier =
-      std::is_same_v<Tile, DefaultTileConfig<Stages>> && Stages >= 2 && Stages <= 6;
+      (std::is_same_v<Tile, DefaultTileConfig<Stages>> ||
+       (std::is_same_v<Tile, DefaultF32TileConfig<MathTF32>> &&
+        hopper_tier_supports_v<ElementAB, LayoutA, LayoutB>)) &&
+      Stages >= 2 && Stages <= 6;
   //! The Hopper tier's GEMM (`void` without one).
   using HopperGemm = std::conditional_t<kHasHopperTier,
                                         GemmSm90<ElementAB, ElementD, LayoutA, LayoutB, Stages, OutputOp>,
@@ -235,8 +243,9 @@ class GemmMultistage {
       } else {
         return Status::error(Status::Code::kInvalidArgument,
                              "GemmMultistage: this instantiation has no Hopper tier (it needs "
-                             "f16 or bf16 A and B, the default Tile, whose math is MathDefault, "
-                             "and 2..6 stages)");
+                             "2..6 stages and f16 or bf16 A and B with the default Tile, whose "
+                             "math is MathDefault, or float A and B with "
+                             "DefaultF32TileConfig<MathTF32>, A row-major and B column-major)");
       }
     }
     if (args.m == 0 || args.n == 0 || args.batch_count == 0) return Status::success();

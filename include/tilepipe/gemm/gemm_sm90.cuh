@@ -26,13 +26,26 @@ namespace tilepipe {
 //! The Hopper tile for a ring of `Stages` slots: 128 x 256 (two consumer warpgroups of
 //! m64n256) where its ring fits an H100's 227 KB of shared memory (up to 4 stages), else
 //! 128 x 128; in clusters of two blocks along M that multicast their shared B tile.
+//! A slot of float (tf32) A and B holds 32 of k instead of 64: the same bytes, so the same tiles.
 template <int Stages>
 using DefaultHopperTileConfig =
     HopperTileConfig<128, (Stages <= 4 ? 256 : 128), Stages, /*ClusterM=*/2>;
 
+//! Whether the Hopper tier multiplies A and B of type `ElementAB` in layouts `LayoutA` and
+//! `LayoutB`: `__half` and `__nv_bfloat16` in every layout; `float` (as tf32) only with both
+//! K-major, A row-major and B column-major, because wgmma reads tf32 operands from shared memory
+//! only K-major (the PTX ISA has no transpose for them).
+template <class ElementAB, Layout LayoutA, Layout LayoutB>
+inline constexpr bool hopper_tier_supports_v =
+    std::is_same_v<ElementAB, __half> || std::is_same_v<ElementAB, __nv_bfloat16> ||
+    (std::is_same_v<ElementAB, float> && LayoutA == Layout::kRowMajor &&
+     LayoutB == Layout::kColumnMajor);
+
 //! `D = output_op(alpha * A * B + beta * C)` on the Hopper tier, batched, f32 accumulation.
 //!
-//! \tparam ElementAB  `__half` or `__nv_bfloat16`
+//! \tparam ElementAB  `__half` or `__nv_bfloat16`; or `float`, multiplied as tf32 (wgmma m64nNk8,
+//!                    which reads the f32 bits in shared memory as they are: see MathTF32), with A
+//!                    row-major and B column-major only
 //! \tparam ElementD   `__half`, `__nv_bfloat16` or `float`
 //! \tparam Stages     ring slots (2..4 with the default 128 x 256 tile, up to 6 with 128 x 128)
 //! \tparam OutputOp   as GemmMultistage's
@@ -43,8 +56,13 @@ using DefaultHopperTileConfig =
 template <class ElementAB, class ElementD, Layout LayoutA, Layout LayoutB, int Stages = 4,
           class OutputOp = Identity, class Config = DefaultHopperTileConfig<Stages>>
 class GemmSm90 {
-  static_assert(std::is_same_v<ElementAB, __half> || std::is_same_v<ElementAB, __nv_bfloat16>,
-                "GemmSm90: A and B must be __half or __nv_bfloat16");
+  static_assert(std::is_same_v<ElementAB, __half> || std::is_same_v<ElementAB, __nv_bfloat16> ||
+                    std::is_same_v<ElementAB, float>,
+                "GemmSm90: A and B must be __half, __nv_bfloat16 or float (as tf32)");
+  static_assert(hopper_tier_supports_v<ElementAB, LayoutA, LayoutB>,
+                "GemmSm90: float A and B run as tf32, and wgmma reads tf32 only K-major: A must be "
+                "row-major and B column-major (GemmMultistage with a MathTF32 tile runs the other "
+                "layouts on the Ampere tier)");
   static_assert(is_supported_element_v<ElementD>,
                 "GemmSm90: C and D must be __half, __nv_bfloat16 or float");
   static_assert(Config::kStages == Stages,
@@ -60,6 +78,8 @@ class GemmSm90 {
   static constexpr Layout kLayoutA = LayoutA;
   static constexpr Layout kLayoutB = LayoutB;
   static constexpr bool kSplitK = false;
+  //! k per k-tile (ring slot): 64 for f16/bf16, 32 for float.
+  static constexpr int kTileK = Mainloop::kTileK;
   static constexpr int kThreads = Kernel::kThreads;
   static constexpr std::size_t kSharedBytes = Kernel::kSharedBytes;
   static_assert(kSharedBytes <= 227 * 1024,
@@ -81,10 +101,10 @@ class GemmSm90 {
   //! refuses for alignment on its Ampere tier's narrow kernel.
   static Status check_arguments(const Arguments& a) {
     Status s = detail::GemmArgumentChecks<LayoutA, LayoutB>::check(
-        a, Config::kM, Config::kN, split_k_slices(a.k, 1, Config::kK), 0, false,
+        a, Config::kM, Config::kN, split_k_slices(a.k, 1, kTileK), 0, false,
         /*any_alignment=*/false);
     if (!s) return s;
-    if (a.split_k > 1 && a.k > Config::kK)
+    if (a.split_k > 1 && a.k > kTileK)
       return Status::error(Status::Code::kInvalidArgument,
                            "GemmSm90: split_k = " + std::to_string(a.split_k) +
                                ": the Hopper tier does not split K (GemmMultistageSplitK does)");

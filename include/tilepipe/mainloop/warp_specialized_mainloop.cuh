@@ -39,7 +39,8 @@ enum class HopperSchedule {
 //!
 //! \tparam TileM   rows of D per tile: 64 per consumer warpgroup (64 or 128: one or two)
 //! \tparam TileN   columns of D per tile: 64, 128 or 256 (one wgmma's N)
-//! \tparam Stages  ring slots, each a `TileM x 64` A tile and a `64 x TileN` B tile
+//! \tparam Stages  ring slots, each a `TileM x TileK` A tile and a `TileK x TileN` B tile, TileK
+//!                 one 128-byte swizzle row of the element (WarpSpecializedMainloop::kTileK)
 //! \tparam ClusterM  CTAs per cluster along M (1, 2 or 4): the cluster's tiles share their B
 //!                   tile, which each CTA copies a part of and multicasts (TmaTileLoader)
 //! \tparam Schedule  cooperative (the consumers share each tile) or ping-pong (two consumers
@@ -59,6 +60,8 @@ struct HopperTileConfig {
                 "HopperTileConfig: ClusterM must be 1, 2 or 4");
   static constexpr int kM = TileM;
   static constexpr int kN = TileN;
+  //! k per slot of 16-bit A and B (a 128-byte row); for the element's own, use the mainloop's
+  //! `kTileK` (32 for float), as all k arithmetic does.
   static constexpr int kK = 64;
   static constexpr int kStages = Stages;
   static constexpr HopperSchedule kSchedule = Schedule;
@@ -71,7 +74,7 @@ struct HopperTileConfig {
   static constexpr int kThreads = 128 * (1 + kConsumers);
 };
 
-//! \tparam Element  `__half` or `__nv_bfloat16` (A and B)
+//! \tparam Element  `__half` or `__nv_bfloat16` (A and B), or `float` as tf32 (K-major A and B)
 //! \tparam Config   a HopperTileConfig
 template <class Element, Layout LayoutA, Layout LayoutB, class Config>
 class WarpSpecializedMainloop {
@@ -82,18 +85,20 @@ class WarpSpecializedMainloop {
   static constexpr int kThreads = Config::kThreads;
 
   static constexpr int kClusterM = Config::kClusterM;
+  //! k per slot: one 128-byte swizzle row of `Element` (64 f16/bf16, 32 floats).
+  static constexpr int kTileK = 128 / static_cast<int>(sizeof(Element));
 
   using Loader =
-      TmaTileLoader<Element, LayoutA, LayoutB, Config::kM, Config::kN, Config::kK, kClusterM>;
+      TmaTileLoader<Element, LayoutA, LayoutB, Config::kM, Config::kN, kTileK, kClusterM>;
   using Ring = MbarrierRing<kStages, kClusterM>;
   using State = typename Ring::State;
-  using Mma = WarpgroupMma<Element, LayoutA, LayoutB, Config::kN, Config::kK>;
+  using Mma = WarpgroupMma<Element, LayoutA, LayoutB, Config::kN, kTileK>;
   using Accumulators = typename Mma::Accumulators;
   using Params = typename Loader::Params;
 
   struct SharedStorage {
-    alignas(1024) Element a[kStages][Loader::kElementsA];  // (Stages, TileM x 64), swizzled
-    alignas(1024) Element b[kStages][Loader::kElementsB];  // (Stages, TileN x 64), swizzled
+    alignas(1024) Element a[kStages][Loader::kElementsA];  // (Stages, TileM x kTileK), swizzled
+    alignas(1024) Element b[kStages][Loader::kElementsB];  // (Stages, TileN x kTileK), swizzled
     typename Ring::SharedStorage ring;
   };
 
@@ -113,7 +118,7 @@ class WarpSpecializedMainloop {
   }
 
   //! k-tiles of a K extent (the last one zero-filled past K by TMA).
-  TILEPIPE_HOST_DEVICE static constexpr int k_tiles(int k) { return (k + Config::kK - 1) / Config::kK; }
+  TILEPIPE_HOST_DEVICE static constexpr int k_tiles(int k) { return (k + kTileK - 1) / kTileK; }
 
   // ---- producer (one thread) ---------------------------------------------------------------
   //! Copies the `k_tiles` k-tiles of the tile at `(m0, n0)` of batch `batch` into the ring,
@@ -124,7 +129,7 @@ class WarpSpecializedMainloop {
       std::uint64_t* full = ring_.producer_arm(state, Loader::kBytesPerStage);
       // (Recorded before the copies, so that no consumer's wait can be recorded before it.)
       trace::record(trace::Event::kLoadIssued, traced_.next());
-      Loader::load(p, s_.a[state.index()], s_.b[state.index()], full, kt * Config::kK, m0, n0,
+      Loader::load(p, s_.a[state.index()], s_.b[state.index()], full, kt * kTileK, m0, n0,
                    batch, cta_rank_);
       state.advance();
     }
@@ -153,7 +158,7 @@ class WarpSpecializedMainloop {
   TILEPIPE_DEVICE void consume(Accumulators& acc, State& state, int rows, int k_tiles) {
     acc.clear();
     if (k_tiles <= 0) return;
-    const int a_offset = rows * 64 * Config::kK;
+    const int a_offset = rows * 64 * kTileK;
     const bool releases = threadIdx.x % 32 == 0;  // one arrival per warp
 
     ring_.consumer_wait(state);

@@ -1,14 +1,16 @@
 #pragma once
 //! \file
 //! Math tags: how the Ampere tier multiplies A by B, which instruction and in what precision it
-//! accumulates. A TileConfig carries one as its last argument (`MathDefault` unless given), so
+//! accumulates (and, for MathDefault and MathTF32 with GemmMultistage's tiles, which wgmma the
+//! Hopper tier runs instead). A TileConfig carries one as its last argument (`MathDefault` unless given), so
 //! that a GEMM's tuning knobs stay in one type. A light header (no CUDA includes): host code
 //! names the tags too. Each tag's `kKBlock` is the k depth of one step of its warp-level product:
 //! a TileConfig's TileK must be a multiple of it.
 
 namespace tilepipe {
 
-//! f16 / bf16 inputs: `mma.sync.m16n8k16` with f32 accumulators. The only math of the Hopper tier.
+//! f16 / bf16 inputs: `mma.sync.m16n8k16` with f32 accumulators (on the Hopper tier, wgmma
+//! m64nNk16).
 struct MathDefault {
   static constexpr int kKBlock = 16;
 };
@@ -27,7 +29,11 @@ struct MathF16Accumulate {
 //! as it leaves shared memory, keeping 11 of f32's 24 significant bits (relative error at most
 //! 2^-11 per input); products and sums are then f32. An A100's tensor cores run tf32 at 8 times
 //! its f32 FMA peak (156 vs 19.5 TFLOP/s): for problems that tolerate inputs at about 3 decimal
-//! digits. Ampere tier only.
+//! digits. With `DefaultF32TileConfig<MathTF32>`, A row-major and B column-major, GemmMultistage
+//! runs it on the Hopper tier where it can (wgmma m64nNk8 ...tf32, which reads only K-major
+//! operands): there the inputs are not rounded first; wgmma reads the f32 bits as tf32, using at
+//! least 10 fraction bits and doing what the implementation does with the low 13 (truncation,
+//! as measured elsewhere on tensor cores, or rounding), a relative error below 2^-10 per input.
 struct MathTF32 {
   static constexpr int kKBlock = 8;
 };

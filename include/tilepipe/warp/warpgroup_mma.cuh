@@ -9,6 +9,7 @@
 #include <cuda/ptx>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "../arch/wgmma.cuh"
 #include "../detail/macros.cuh"
@@ -17,20 +18,27 @@
 
 namespace tilepipe {
 
-//! \tparam Element  `__half` or `__nv_bfloat16`
+//! \tparam Element  `__half` or `__nv_bfloat16` (m64nNk16), or `float`, multiplied as tf32
+//!                  (m64nNk8, K-major A and B only: A row-major, B column-major)
 //! \tparam LayoutA, LayoutB  of A and B in global memory (and so in the slot)
-//! \tparam N        columns of D per warpgroup (64, 128 or 256): one m64nNk16 per 16 of k
-//! \tparam TileK    k per slot (64)
+//! \tparam N        columns of D per warpgroup (64, 128 or 256): one wgmma per k step
+//! \tparam TileK    k per slot: one 128-byte swizzle row, `128 / sizeof(Element)` (64 or 32)
 template <class Element, Layout LayoutA, Layout LayoutB, int N, int TileK = 64>
 struct WarpgroupMma {
   static_assert(TileK * sizeof(Element) == 128,
-                "WarpgroupMma: a slot's k extent must be one 128-byte swizzle row (64 16-bit elements)");
+                "WarpgroupMma: a slot's k extent must be one 128-byte swizzle row (64 16-bit "
+                "elements, 32 floats)");
   static constexpr int kM = 64;
   static constexpr int kN = N;
-  static constexpr int kKSteps = TileK / 16;
+  //! k of one wgmma (16 for f16/bf16, 8 for tf32): 32 bytes of a K-major row either way.
+  static constexpr int kInstructionK = arch::kWgmmaK<Element>;
+  static constexpr int kKSteps = TileK / kInstructionK;
   //! A and B as wgmma sees them: 0 K-major, 1 M/N-major (transposed).
   static constexpr int kTransA = LayoutA == Layout::kRowMajor ? 0 : 1;
   static constexpr int kTransB = LayoutB == Layout::kColumnMajor ? 0 : 1;
+  static_assert(!std::is_same_v<Element, float> || (kTransA == 0 && kTransB == 0),
+                "WarpgroupMma: float A and B run as tf32, which wgmma reads only K-major: A must be "
+                "row-major and B column-major (the Ampere tier takes the other layouts)");
 
   //! f32 accumulators of a `64 x N` tile: `x[i]` of thread `t` is element (row_of(t, i),
   //! col_of(t, i)) (arch/wgmma.cuh gives the layout).
@@ -50,7 +58,7 @@ struct WarpgroupMma {
     }
   };
 
-  //! Issues the k-tile's `TileK / 16` wgmmas, `acc += A * B`, and commits them as one group.
+  //! Issues the k-tile's `kKSteps` wgmmas, `acc += A * B`, and commits them as one group.
   //! `a` points at this warpgroup's 64 rows of A in the slot (`64 * TileK` elements per 64 rows
   //! in either layout: 64 K-major rows, or one M-major box), `b` at the slot's B. Does not wait
   //! for the group: see `arch::wgmma_wait_group`.
@@ -61,9 +69,9 @@ struct WarpgroupMma {
                                        : kmajor_sw128_descriptor(a_addr);
     const WgmmaDescriptor db = kTransB ? mnmajor_sw128_descriptor(b_addr, TileK * 128)
                                        : kmajor_sw128_descriptor(b_addr);
-    // A K-major k-group of 16 is 32 bytes along the row; an M/N-major one is 16 rows of 128.
-    constexpr std::uint32_t kStepA = kTransA ? 16 * 128 : 32;
-    constexpr std::uint32_t kStepB = kTransB ? 16 * 128 : 32;
+    // A K-major k step is 32 bytes along the row; an M/N-major one (16-bit only) is 16 rows of 128.
+    constexpr std::uint32_t kStepA = kTransA ? kInstructionK * 128 : 32;
+    constexpr std::uint32_t kStepB = kTransB ? kInstructionK * 128 : 32;
     arch::wgmma_fence_operands(acc.x);
     arch::wgmma_fence();
     TILEPIPE_UNROLL
