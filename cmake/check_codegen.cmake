@@ -50,8 +50,8 @@ set(REQUIRED_PTX
       "${simt_fma_run}"                                      "fma\\.rn\\.f32|mul\\.rn\\.f32"
   "int8 to f16 in registers (W8A16: prmt under the exponent 0x64, then sub.f16x2 of 1152)"
       "sub\\.f16x2"                                            "f16x2"
-  "int8 to bf16 in registers (W8A16: prmt into 2^23 + q + 128 in f32, then add -(2^23 + 128))"
-      "add\\.f32[^\n]*0fCB000080"                              "0fCB000080"
+  "int8 to bf16 in registers (W8A16: prmt into 2^23 + q + 128 in f32, one fma with -(2^23 + 128) x scale)"
+      "mul\\.f32[^\n]*0fCB000080"                              "0fCB000080"
 )
 # The Hopper tier, in the sm_90a PTX only (and fp8 B's conversion instruction, from sm_89 on).
 set(REQUIRED_PTX_sm_90a
