@@ -91,6 +91,7 @@ set(REQUIRED_SASS
 # pairs of <regex on the mangled kernel name> <name of a list below>; the first pair that matches
 # applies.
 set(SASS_MATH_KERNELS
+  "MixedInput"         REQUIRED_SASS_MIXED_INPUT
   "MathF16Accumulate"  REQUIRED_SASS_F16_ACCUMULATE
   "MathTF32"           REQUIRED_SASS_TF32
   "MathSimtF32"        REQUIRED_SASS_SIMT
@@ -98,6 +99,12 @@ set(SASS_MATH_KERNELS
 )
 set(REQUIRED_SASS_DEFAULT_MATH
   "LDSM (ldmatrix)"                              "^LDSM\\."                                "^LDSM"
+  "HMMA.16816.F32 (mma.sync m16n8k16, f32 accumulate)"  "^HMMA\\.16816\\.F32"             "^HMMA"
+)
+# A MixedInput (W8A16) kernel loads A and B's bytes with 128-bit LDS, not ldmatrix
+# (layout/byte_fragment_map.cuh says why).
+set(REQUIRED_SASS_MIXED_INPUT
+  "LDS.128 (ByteFragmentLoaderA / B)"            "^LDS\\.128$"                           "^(LDS|LDSM)"
   "HMMA.16816.F32 (mma.sync m16n8k16, f32 accumulate)"  "^HMMA\\.16816\\.F32"             "^HMMA"
 )
 set(REQUIRED_SASS_F16_ACCUMULATE
