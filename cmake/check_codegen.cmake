@@ -50,8 +50,8 @@ set(REQUIRED_PTX
       "${simt_fma_run}"                                      "fma\\.rn\\.f32|mul\\.rn\\.f32"
   "int8 to f16 in registers (W8A16: prmt under the exponent 0x64, then sub.f16x2 of 1152)"
       "sub\\.f16x2"                                            "f16x2"
-  "int8 to bf16 in registers (W8A16: prmt into 2^23 + q + 128 in f32, then add -(2^23 + 128))"
-      "add\\.f32[^\n]*0fCB000080"                              "0fCB000080"
+  "int8 to bf16 in registers (W8A16: prmt into 2^23 + q + 128 in f32, one fma with -(2^23 + 128) x scale)"
+      "mul\\.f32[^\n]*0fCB000080"                              "0fCB000080"
 )
 # The Hopper tier, in the sm_90a PTX only (and fp8 B's conversion instruction, from sm_89 on).
 set(REQUIRED_PTX_sm_90a
@@ -93,6 +93,7 @@ set(REQUIRED_SASS
 # pairs of <regex on the mangled kernel name> <name of a list below>; the first pair that matches
 # applies.
 set(SASS_MATH_KERNELS
+  "MixedInput"         REQUIRED_SASS_MIXED_INPUT
   "MathF16Accumulate"  REQUIRED_SASS_F16_ACCUMULATE
   "MathTF32"           REQUIRED_SASS_TF32
   "MathSimtF32"        REQUIRED_SASS_SIMT
@@ -100,6 +101,12 @@ set(SASS_MATH_KERNELS
 )
 set(REQUIRED_SASS_DEFAULT_MATH
   "LDSM (ldmatrix)"                              "^LDSM\\."                                "^LDSM"
+  "HMMA.16816.F32 (mma.sync m16n8k16, f32 accumulate)"  "^HMMA\\.16816\\.F32"             "^HMMA"
+)
+# A MixedInput (W8A16) kernel loads A and B's bytes with 128-bit LDS, not ldmatrix
+# (layout/byte_fragment_map.cuh says why).
+set(REQUIRED_SASS_MIXED_INPUT
+  "LDS.128 (ByteFragmentLoaderA / B)"            "^LDS\\.128$"                           "^(LDS|LDSM)"
   "HMMA.16816.F32 (mma.sync m16n8k16, f32 accumulate)"  "^HMMA\\.16816\\.F32"             "^HMMA"
 )
 set(REQUIRED_SASS_F16_ACCUMULATE

@@ -97,9 +97,10 @@ using Tf32TN = tilepipe::GemmMultistage<float, float, tilepipe::Layout::kRowMajo
 using HopperTf32TN = Tf32TN::HopperGemm;
 template __global__ void tilepipe::gemm_kernel_sm90<HopperTf32TN::Kernel>(const __grid_constant__ HopperTf32TN::Params);
 
-// W8A16 (GemmMixedInput): int8 B through the same ring at one byte per element, 16-bit shared
-// loads of its fragments, converted in registers before the mma (f16: prmt into 0x64XX and
-// sub.f16x2; bf16: prmt into 2^23 + XX in f32 and cvt.rn.bf16x2.f32).
+// W8A16 (GemmMixedInput): int8 B through the same ring at one byte per element with its scales,
+// 128-bit shared loads of a whole k-tile of B's bytes and of A (ByteKOrder), converted in registers
+// before the mma (f16: prmt into 0x64XX and sub.f16x2; bf16: prmt into 2^23 + XX in f32, one fma
+// and cvt.rn.bf16x2.f32).
 using W8A16F16 = tilepipe::GemmMixedInput<__half, std::int8_t, __half>;
 using W8A16BF16 = tilepipe::GemmMixedInput<__nv_bfloat16, std::int8_t, __nv_bfloat16>;
 template __global__ void tilepipe::gemm_kernel<W8A16F16::Kernel>(W8A16F16::Params);

@@ -3,8 +3,10 @@
 //! GemmMixedInput: weight-only quantized GEMM on the Ampere tier (cp.async, mma.sync; any sm_80+
 //! GPU): f16 / bf16 activations A times int8 weights B with per-group scales,
 //! `D = op(alpha * A * dequant(B) + beta * C)`. B moves at one byte per element through the same
-//! tile loader and shared-memory ring as A, and is dequantized in registers after each fragment
-//! load (warp/fragment_transform.cuh) on its way to the same `mma.sync.m16n8k16`.
+//! tile loader and shared-memory ring as A, each k-tile with its row of scales; a warp loads a
+//! whole k-tile of B's bytes and of A with 128-bit shared loads (warp/byte_fragment_loader.cuh)
+//! and dequantizes B in registers (warp/fragment_transform.cuh) on its way to the same
+//! `mma.sync.m16n8k16`.
 
 #include <cuda_runtime.h>
 
@@ -41,7 +43,7 @@ using MixedInputTileConfig = TileConfig<16, 128, 64, 16, 32>;
 //! \tparam LayoutB   `Layout::kColumnMajor` (the only one: K contiguous)
 //! \tparam Stages    shared-memory pipeline depth
 //! \tparam OutputOp  what is done to each element before it is stored (output_ops.cuh)
-//! \tparam Tile      block and warp tile, a `TileConfig` with MathDefault
+//! \tparam Tile      block and warp tile, a `TileConfig` with MathDefault and a k-tile of 64
 //!
 //! \code
 //! using Gemm = tilepipe::GemmMixedInput<__half, std::int8_t, __half>;

@@ -19,12 +19,47 @@
 
 namespace tilepipe {
 
+namespace detail {
+//! A mainloop's stage: a k-tile of A and one of B, and for a MixedInput what its transform stages
+//! with them (`b_staged`).
+template <class TileA, class TileB, class TransformB, int TileN>
+struct MainloopStage {
+  struct type {
+    TileA a;
+    TileB b;
+    typename TransformB::template Staged<TileN> b_staged;
+  };
+};
+template <class TileA, class TileB, int TileN>
+struct MainloopStage<TileA, TileB, NoTransformB, TileN> {
+  struct type {
+    TileA a;
+    TileB b;
+  };
+};
+
+//! A MixedInput mainloop's registers of one k-tile (ByteFragmentLoaderA / B); none otherwise.
+template <class LoaderA, class LoaderB, class TransformB>
+struct MixedInputRegisters {
+  struct type {
+    typename LoaderA::Fragment a;                          // (k-blocks) mma A fragments
+    typename LoaderB::Fragment b;                          // (n8 tiles, k-blocks) stored bytes
+    typename TransformB::Param param[LoaderB::Fragment::kTiles];  // (n8 tiles)
+  };
+};
+template <class LoaderA, class LoaderB>
+struct MixedInputRegisters<LoaderA, LoaderB, NoTransformB> {
+  struct type {};
+};
+}  // namespace detail
+
 //! Block-scope mainloop: `acc += A[m0 : m0 + TileM, :] * B[:, n0 : n0 + TileN]` over all of K,
 //! for the warp tile of the calling warp.
 //!
 //! \tparam Element  `__half` or `__nv_bfloat16`; `float` under MathTF32 or MathSimtF32; or, for a
 //!                  1-byte B (int8, fp8 e4m3) converted on load, `MixedInput<ElementA, TransformB>`
-//!                  (warp/fragment_transform.cuh: A row-major, B column-major, 16-byte copies)
+//!                  (warp/fragment_transform.cuh: A row-major, B column-major, 16-byte copies,
+//!                  a k-tile of 64)
 //! \tparam LayoutA  global layout of A (M x K)
 //! \tparam LayoutB  global layout of B (K x N)
 //! \tparam Policy   a `GemmPolicy` (tiles, stages and math: `Policy::Math` picks the fragment
@@ -79,9 +114,15 @@ class MultistageMainloop {
                                   std::is_same_v<Math, MathDefault> && is_mma_m16n8k16_input_v<Element>),
                 "MultistageMainloop: a MixedInput needs f16 or bf16 A, a 1-byte B, MathDefault and "
                 "16-byte copies (AnyAlignment = false)");
-  using FragmentLoaderA = typename WarpMath<Element, Math>::template FragmentLoader<
-      Operand::kA, kOrderA, Tile::kM, Tile::kK, Warp::kM>;
-  //! ldmatrix for B stored as A, else 16-bit loads of its stored bytes (ByteFragmentLoaderB).
+  static_assert(!kTransformsB || Tile::kK == 64,
+                "MultistageMainloop: a MixedInput's k-tile must be 64 deep (Tile::kK == 64): B's "
+                "fragments are loaded 64 k at a time, and a k-tile takes one row of scales");
+  //! ldmatrix for B stored as A; for a MixedInput, 128-bit loads of a whole k-tile of B's stored
+  //! bytes and of A in the same k order (warp/byte_fragment_loader.cuh).
+  using FragmentLoaderA = std::conditional_t<
+      kTransformsB, ByteFragmentLoaderA<Element, Tile::kM, Tile::kK, Warp::kM>,
+      typename WarpMath<Element, Math>::template FragmentLoader<Operand::kA, kOrderA, Tile::kM,
+                                                                 Tile::kK, Warp::kM>>;
   using FragmentLoaderB = std::conditional_t<
       kTransformsB, ByteFragmentLoaderB<ElementB, Tile::kN, Tile::kK, Warp::kN>,
       typename WarpMath<Element, Math>::template FragmentLoader<Operand::kB, kOrderB, Tile::kN,
@@ -92,15 +133,15 @@ class MultistageMainloop {
   using LoaderB = AsyncTileLoader<ElementB, TileB::kRows, TileB::kCols, kThreads>;
   using Mma = typename WarpMath<Element, Math>::template Mma<Warp::kM, Warp::kN>;
   using Accumulators = typename Mma::Accumulators;
-  //! B's fragment as the MMA takes it (after the transform, if any).
+  //! A's and B's fragments of one k-block as the MMA takes them (after the transform, if any).
+  using FragmentA = std::conditional_t<kTransformsB, typename Mma::FragmentA,
+                                       typename FragmentLoaderA::Fragment>;
   using FragmentB = std::conditional_t<kTransformsB, typename Mma::FragmentB,
                                        typename FragmentLoaderB::Fragment>;
 
-  //! One stage of the ring: a k-tile of A and one of B.
-  struct Stage {
-    TileA a;
-    TileB b;
-  };
+  //! One stage of the ring: a k-tile of A and one of B (and, for a MixedInput, what the
+  //! transform stages with it: `b_staged`, e.g. the k-tile's scales).
+  using Stage = typename detail::MainloopStage<TileA, TileB, TransformB, Tile::kN>::type;
   using Ring = SmemRingBuffer<Stage, kStages>;
   using SharedStorage = typename Ring::SharedStorage;  // (STAGES) x (A tile, B tile)
 
@@ -138,8 +179,10 @@ class MultistageMainloop {
                 copy_bytes_a,
                 copy_bytes_b,
                 transform_b,
-                k_origin + 2 * (thread_ % 32 % 4),
-                block_n0 + warp_n0() + thread_ % 32 / 4};
+                k_origin,
+                warp_n0() + thread_ % 32 / 4,
+                thread_,
+                {}};
     const int k_tiles = (k + Tile::kK - 1) / Tile::kK;
     // The ring receives the partial k-tile (K's residue) first, so every later k-tile is whole
     // in K: iterations t < refill_end refill the ring with whole k-tiles. A block whose rows of
@@ -169,13 +212,18 @@ class MultistageMainloop {
     FragmentLoaderA frag_a;
     FragmentLoaderB frag_b;
     Ring ring;
-    typename FragmentLoaderA::Fragment fa[2];  // register double buffer over k-blocks
+    FragmentA fa[2];  // register double buffer over k-blocks
     FragmentB fb[2];
     int block_m0, block_n0;
     int copy_bytes_a, copy_bytes_b;  // AnyAlignment: each operand's copy width
     const TransformB& transform_b;   // MixedInput: B's transform (a kernel parameter, read in
-                                     // place), and this lane's first k and column in it (of
-    int lane_k0, lane_n0;            // k-tile 0, n8 tile 0)
+                                     // place), the GEMM's k of this call's k = 0, and this
+    int k_origin, lane_col;          // lane's column of n8 tile 0 in the block tile
+    int thread;                      // threadIdx.x
+    // MixedInput: the current k-tile's fragments in registers, loaded at its first k-block:
+    // A's (k-blocks, mma registers), B's stored bytes (n8 tiles, k-blocks) and each n8 tile's
+    // transform parameter.
+    typename detail::MixedInputRegisters<FragmentLoaderA, FragmentLoaderB, TransformB>::type k_tile;
   };
 
   // The loader of an operand, viewed in storage terms (rows strided, columns contiguous):
@@ -186,23 +234,36 @@ class MultistageMainloop {
     return Loader(MatrixView<const T>{p, kKContig ? mn : k, kKContig ? k : mn, ld}, thread);
   }
 
-  // B's fragments of k-block `kb` of tile `tile` (ring order: tile 0 is the last k-tile, tile
-  // u > 0 is k-tile u - 1) from `stage`: loaded, and for a MixedInput converted at once, so the
-  // scale loads of the transform are issued a k-block before the mma needs them.
-  TILEPIPE_DEVICE static void load_b(Context& c, FragmentB& fb, const Stage& stage, int kb, int tile,
-                                     int k_tiles) {
+  // A's and B's fragments of k-block `kb` from `stage` into register buffer `buf`. For a
+  // MixedInput, k-block 0 loads all of the k-tile (A and B's stored bytes, 128-bit loads, and the
+  // transform's parameters) into registers; every k-block then converts its B bytes at once, so
+  // the conversion runs a k-block ahead of the mma that needs it.
+  TILEPIPE_DEVICE static void load_fragments(Context& c, int buf, const Stage& stage, int kb) {
     if constexpr (kTransformsB) {
-      typename FragmentLoaderB::Fragment raw;  // (n8 tiles, 2) stored bytes
-      c.frag_b.load(raw, stage.b, kb);
-      const int k = c.lane_k0 + (tile == 0 ? k_tiles - 1 : tile - 1) * Tile::kK + MmaShape::kK * kb;
+      auto& r = c.k_tile;
+      if (kb == 0) {
+        c.frag_a.load(r.a, stage.a);
+        c.frag_b.load(r.b, stage.b);
+        TILEPIPE_UNROLL
+        for (int ni = 0; ni < FragmentB::kTiles; ++ni)
+          r.param[ni] = c.transform_b.param(stage.b_staged, c.lane_col + MmaShape::kN * ni);
+      }
+      c.fa[buf] = r.a.kb[kb];
       TILEPIPE_UNROLL
       for (int ni = 0; ni < FragmentB::kTiles; ++ni)
-        c.transform_b(fb.x[ni], raw.x[ni], k, c.lane_n0 + MmaShape::kN * ni);
+        c.transform_b(c.fb[buf].x[ni], r.b.x[ni][kb], r.param[ni]);
     } else {
-      (void)tile;
-      (void)k_tiles;
-      c.frag_b.load(fb, stage.b, kb);
+      c.frag_a.load(c.fa[buf], stage.a, kb);
+      c.frag_b.load(c.fb[buf], stage.b, kb);
     }
+  }
+  // MixedInput: the transform's share of k-tile `k_tile`, issued with the k-tile's copies.
+  TILEPIPE_DEVICE static void stage_transform(Context& c, int k_tile) {
+    if constexpr (kTransformsB)
+      c.transform_b.template stage<Tile::kN, kThreads>(c.ring.write_stage().b_staged,
+                                                       c.k_origin + k_tile * Tile::kK, c.block_n0, c.thread);
+    else
+      (void)k_tile;
   }
   // Which of this thread's chunks of A and B lie inside the matrices, for every whole k-tile of
   // the block tile: along M (N) only, since whole k-tiles lie inside in K.
@@ -239,6 +300,7 @@ class MultistageMainloop {
                   tile_col<kOrderA>(c.block_m0, k0), c.ring.pipeline());
     c.load_b.load(c.ring.write_stage().b, tile_row<kOrderB>(c.block_n0, k0),
                   tile_col<kOrderB>(c.block_n0, k0), c.ring.pipeline());
+    stage_transform(c, k_tile);
   }
 
   // Share `kb` (of one per k-block) of whole k-tile `k_tile`'s copies: unpredicated for an
@@ -256,9 +318,11 @@ class MultistageMainloop {
       (void)m;
       c.load_a.load_interior(c.ring.write_stage().a, a_row, a_col, c.ring.pipeline(), kb, kShares);
       c.load_b.load_interior(c.ring.write_stage().b, b_row, b_col, c.ring.pipeline(), kb, kShares);
+      if (kb == 0) stage_transform(c, k_tile);
     } else {
       c.load_a.load_masked(c.ring.write_stage().a, a_row, a_col, m.a, c.ring.pipeline(), kb, kShares);
       c.load_b.load_masked(c.ring.write_stage().b, b_row, b_col, m.b, c.ring.pipeline(), kb, kShares);
+      if (kb == 0) stage_transform(c, k_tile);
     }
   }
 
@@ -278,8 +342,7 @@ class MultistageMainloop {
     if (k_tiles > 0) {
       c.ring.consumer_wait();
       trace::record(trace::Event::kWaitDone, 0);
-      c.frag_a.load(c.fa[0], c.ring.read_stage().a, 0);
-      load_b(c, c.fb[0], c.ring.read_stage(), 0, 0, k_tiles);
+      load_fragments(c, 0, c.ring.read_stage(), 0);
     }
   }
 
@@ -321,8 +384,7 @@ class MultistageMainloop {
       if (kInterior || !last_k_block || t + 1 < k_tiles) {  // interior: tile t + 1 always exists
         const Stage& stage = c.ring.read_stage();  // tile t, or tile t + 1 at the last k-block
         const int next_kb = last_k_block ? 0 : kb + 1;
-        c.frag_a.load(c.fa[(kb + 1) % 2], stage.a, next_kb);
-        load_b(c, c.fb[(kb + 1) % 2], stage, next_kb, last_k_block ? t + 1 : t, k_tiles);
+        load_fragments(c, (kb + 1) % 2, stage, next_kb);
       }
       mma(acc, c.fa[kb % 2], c.fb[kb % 2]);
     }

@@ -35,6 +35,8 @@ namespace tilepipe {
 namespace e4m3_magic {
 //! `prmt(raw, 0, kSpread)` = bytes {b1, 0, b0, 0}: each e4m3 in the high byte of its half.
 inline constexpr std::uint32_t kSpread = 0x1404u;
+//! Added to kSpread to take bytes 2 and 3 instead: {b3, 0, b2, 0}.
+inline constexpr std::uint32_t kSpreadPairStep = 0x2020u;
 //! The sign bits (kept in place) and, after a shift right by one, exponent and mantissa.
 inline constexpr std::uint32_t kSignBits = 0x80008000u;
 inline constexpr std::uint32_t kMagnitudeBits = 0x3F803F80u;
@@ -42,13 +44,15 @@ inline constexpr std::uint32_t kMagnitudeBits = 0x3F803F80u;
 inline constexpr std::uint32_t kBiasRatio = 0x5C005C00u;
 }  // namespace e4m3_magic
 
-//! The e4m3 in bits 0..7 and 8..15 of `raw` as f16, exactly (lower one in the low half).
+//! The e4m3 in bytes `2 Pair` and `2 Pair + 1` of `raw` as f16, exactly (lower one in the low half).
+template <int Pair = 0>
 TILEPIPE_DEVICE __half2 e4m3x2_to_half2(std::uint32_t raw) {
+  static_assert(Pair == 0 || Pair == 1, "e4m3x2_to_half2: Pair is 0 (bytes 0, 1) or 1 (bytes 2, 3)");
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-  return __half2(__nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(raw), __NV_E4M3));
+  return __half2(__nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(raw >> (16 * Pair)), __NV_E4M3));
 #else
   using namespace e4m3_magic;
-  const std::uint32_t spread = arch::prmt(raw, 0u, kSpread);
+  const std::uint32_t spread = arch::prmt(raw, 0u, kSpread + Pair * kSpreadPairStep);
   const std::uint32_t bits = (spread & kSignBits) | ((spread >> 1) & kMagnitudeBits);
   const std::uint32_t ratio_bits = kBiasRatio;
   __half2 scaled_down, ratio;
@@ -59,13 +63,13 @@ TILEPIPE_DEVICE __half2 e4m3x2_to_half2(std::uint32_t raw) {
 }
 
 //! `e0 * scale` and `e1 * scale`, rounded to `Element` (`__half` or `__nv_bfloat16`) and packed
-//! as an mma.sync register (e0 low), where e0 and e1 are the e4m3 in bits 0..7 and 8..15 of `raw`
-//! (the bits above are ignored).
-template <class Element>
+//! as an mma.sync register (e0 low), where e0 and e1 are the e4m3 in bytes `2 Pair` and
+//! `2 Pair + 1` of `raw` (the other bytes are ignored).
+template <class Element, int Pair = 0>
 TILEPIPE_DEVICE std::uint32_t dequantize_e4m3x2(std::uint32_t raw, Element scale) {
   static_assert(std::is_same_v<Element, __half> || std::is_same_v<Element, __nv_bfloat16>,
                 "dequantize_e4m3x2: e4m3 converts to __half or __nv_bfloat16");
-  const __half2 h = e4m3x2_to_half2(raw);
+  const __half2 h = e4m3x2_to_half2<Pair>(raw);
   if constexpr (std::is_same_v<Element, __half>) {
     const __half2 product = __hmul2(h, __half2half2(scale));
     std::uint32_t r;

@@ -1,76 +1,136 @@
 #pragma once
 //! \file
-//! ByteFragmentLoaderB: a warp loads its B fragments of one k-block from a K-contiguous shared
-//! tile of 1-byte elements (int8), unconverted: a fragment transform (warp/fragment_transform.cuh)
-//! turns them into the f16 / bf16 fragments `mma.sync.m16n8k16` takes.
+//! The fragment loaders of a GEMM whose B is 1-byte elements (int8, fp8 e4m3): ByteFragmentLoaderB
+//! loads a warp's B bytes of a whole k-tile, unconverted (a fragment transform,
+//! warp/fragment_transform.cuh, turns them into the f16 / bf16 fragments `mma.sync.m16n8k16`
+//! takes), and ByteFragmentLoaderA loads the warp's A fragments of the k-tile in the same k order
+//! (ByteKOrder). Both use 128-bit shared loads, free of bank conflicts (layout/byte_fragment_map.cuh).
 
 #include <cstdint>
 
 #include "../block/smem_tile.cuh"
 #include "../layout/byte_fragment_map.cuh"
+#include "fragments.cuh"
 
 namespace tilepipe {
 
-//! The stored (unconverted) B fragment of a `16 x WarpN` k-block of 1-byte elements: per n8
-//! tile, register j holds in its low 16 bits the two bytes that register j of the mma's B
-//! fragment will hold as 16-bit elements (k `2t + 8j` in bits 0..7, `k + 1` in bits 8..15;
-//! ByteFragmentMap), and zeros above.
-template <int WarpN>
+//! The stored (unconverted) B bytes of a warp's `TileK x WarpN` k-tile: per n8 tile and k-block,
+//! one register holding the four bytes of ByteKOrder (bytes 0, 1: the two elements of the mma's
+//! B register 0; bytes 2, 3: those of register 1).
+template <int WarpN, int TileK>
 struct RawFragmentB {
   static_assert(WarpN % 16 == 0, "RawFragmentB: WarpN must be a multiple of 16");
   static constexpr int kTiles = WarpN / 8;
-  std::uint32_t x[kTiles][2];  // (WarpN / 8, 2 registers of two bytes)
+  static constexpr int kKBlocks = TileK / 16;
+  std::uint32_t x[kTiles][kKBlocks];  // (WarpN / 8, TileK / 16) four bytes each
 };
 
-//! Warp-scope loader of 1-byte B fragments from a `TileN x TileK` (K contiguous) shared tile.
+//! A warp's A fragments of a whole k-tile in ByteKOrder: the mma's A fragment of each k-block.
+template <int WarpM, int TileK>
+struct KTileFragmentA {
+  static constexpr int kKBlocks = TileK / 16;
+  FragmentA<WarpM> kb[kKBlocks];  // (TileK / 16) x (WarpM / 16, 4 registers)
+};
+
+//! Warp-scope loader of 1-byte B from a `TileN x TileK` (K contiguous) shared tile.
 //!
 //! \tparam Stored  B's 1-byte element (`std::int8_t`, `__nv_fp8_e4m3`)
 //! \tparam TileN   block tile extent along N
-//! \tparam TileK   block tile extent along K, a multiple of 16
+//! \tparam TileK   block tile extent along K: 64
 //! \tparam WarpN   this warp's extent along N, a multiple of 16 that divides TileN
 //!
-//! One `load` issues `WarpN / 4` 16-bit shared loads (two per n8 tile; see ByteFragmentMap for
-//! why not ldmatrix), free of bank conflicts.
+//! One `load` issues `WarpN / 8` 128-bit shared loads: all of a k-tile's B bytes.
 //!
 //! \code
 //! tilepipe::ByteFragmentLoaderB<std::int8_t, 128, 64, 32> load_b(lane, warp_n0);
-//! tilepipe::RawFragmentB<32> raw;
-//! load_b.load(raw, ring.read_stage().b, /*k_block=*/0);
+//! tilepipe::RawFragmentB<32, 64> raw;
+//! load_b.load(raw, ring.read_stage().b);
 //! \endcode
 template <class Stored, int TileN, int TileK, int WarpN>
 class ByteFragmentLoaderB {
   static_assert(sizeof(Stored) == 1, "ByteFragmentLoaderB: B's stored element must be 1 byte wide");
   using Map = ByteFragmentMap<TileN, TileK, WarpN>;
+  static_assert(Map::kSplits, "ByteFragmentLoaderB: this tile's loads need plain addressing, not offered");
 
  public:
   using Tile = SmemTile<Stored, TileN, TileK>;
-  using Fragment = RawFragmentB<WarpN>;
+  using Fragment = RawFragmentB<WarpN, TileK>;
   static constexpr int kKBlocks = Map::kKBlocks;
 
   //! `lane` is the lane index (0..31); `warp_n0` the warp tile's first column of B within the
   //! block tile.
-  TILEPIPE_DEVICE ByteFragmentLoaderB(int lane, int warp_n0)
-      : lane_(lane), warp_n0_(warp_n0), lane_bytes_(Map::lane_bytes(lane, warp_n0)) {}
+  TILEPIPE_DEVICE ByteFragmentLoaderB(int lane, int warp_n0) : lane_bytes_(Map::lane_bytes(lane, warp_n0)) {}
 
-  //! Loads k-block `k_block` of `tile` into `frag`. With `k_block` a compile-time constant, each
-  //! load's address is this lane's offset XORed and offset by constants (`Map::kSplits`).
-  TILEPIPE_DEVICE void load(Fragment& frag, const Tile& tile, int k_block) const {
+  //! Loads all k-blocks of `tile` into `frag`.
+  TILEPIPE_DEVICE void load(Fragment& frag, const Tile& tile) const {
+    const auto* base = reinterpret_cast<const unsigned char*>(tile.data);
     TILEPIPE_UNROLL
     for (int ni = 0; ni < Map::kTiles; ++ni) {
+      const uint4 v = *reinterpret_cast<const uint4*>(base + Map::split_offset(lane_bytes_, ni));
+      frag.x[ni][0] = v.x;  // k-block 0, ...
+      frag.x[ni][1] = v.y;
+      frag.x[ni][2] = v.z;
+      frag.x[ni][3] = v.w;
+    }
+  }
+
+ private:
+  int lane_bytes_;  // this lane's byte offset of n8 tile 0
+};
+
+//! Warp-scope loader of f16 / bf16 A fragments in ByteKOrder from a `TileM x TileK` (K
+//! contiguous) shared tile: the A of a GEMM whose B a ByteFragmentLoaderB loads.
+//!
+//! \tparam Element  `__half` or `__nv_bfloat16`
+//! \tparam TileM    block tile extent along M
+//! \tparam TileK    block tile extent along K: 64
+//! \tparam WarpM    this warp's extent along M, a multiple of 16 that divides TileM
+//!
+//! One `load` issues `WarpM / 4` 128-bit shared loads (four per m16 tile): all of a k-tile's A.
+//!
+//! \code
+//! tilepipe::ByteFragmentLoaderA<__half, 16, 64, 16> load_a(lane, warp_m0);
+//! tilepipe::KTileFragmentA<16, 64> a;
+//! load_a.load(a, ring.read_stage().a);  // then a.kb[k_block] for each mma
+//! \endcode
+template <class Element, int TileM, int TileK, int WarpM>
+class ByteFragmentLoaderA {
+  static_assert(sizeof(Element) == 2, "ByteFragmentLoaderA: A's element must be 16 bits wide");
+  using Map = ByteFragmentMapA<TileM, TileK, WarpM>;
+  static_assert(Map::kSplits, "ByteFragmentLoaderA: this tile's loads need plain addressing, not offered");
+
+ public:
+  using Tile = SmemTile<Element, TileM, TileK>;
+  using Fragment = KTileFragmentA<WarpM, TileK>;
+  static constexpr int kKBlocks = Map::kKBlocks;
+
+  //! `lane` is the lane index (0..31); `warp_m0` the warp tile's first row of A within the block
+  //! tile.
+  TILEPIPE_DEVICE ByteFragmentLoaderA(int lane, int warp_m0) : lane_bytes_(Map::lane_bytes(lane, warp_m0)) {}
+
+  //! Loads all k-blocks of `tile` into `frag`.
+  TILEPIPE_DEVICE void load(Fragment& frag, const Tile& tile) const {
+    const auto* base = reinterpret_cast<const unsigned char*>(tile.data);
+    TILEPIPE_UNROLL
+    for (int mi = 0; mi < Map::kTiles; ++mi) {
       TILEPIPE_UNROLL
-      for (int j = 0; j < 2; ++j) {
-        const int offset = Map::kSplits ? Map::split_offset(lane_bytes_, ni, k_block, j)
-                                        : Map::offset(lane_, warp_n0_, ni, k_block, j);
-        frag.x[ni][j] = *reinterpret_cast<const std::uint16_t*>(
-            reinterpret_cast<const unsigned char*>(tile.data) + offset);
+      for (int h = 0; h < 2; ++h) {  // row g, row g + 8: mma registers h and 2 + h
+        TILEPIPE_UNROLL
+        for (int c = 0; c < 2; ++c) {
+          const uint4 v = *reinterpret_cast<const uint4*>(base + Map::split_offset(lane_bytes_, mi, h, c));
+          // Elements 0..3: k-block 2c; 4..7: k-block 2c + 1. Of each, the first two elements
+          // are register h's pair, the last two register 2 + h's (ByteKOrder).
+          frag.kb[2 * c].x[mi][h] = v.x;
+          frag.kb[2 * c].x[mi][2 + h] = v.y;
+          frag.kb[2 * c + 1].x[mi][h] = v.z;
+          frag.kb[2 * c + 1].x[mi][2 + h] = v.w;
+        }
       }
     }
   }
 
  private:
-  int lane_;
-  int warp_n0_;
-  int lane_bytes_;  // this lane's byte offset of (n8 tile 0, k-block 0, register 0)
+  int lane_bytes_;  // this lane's byte offset of (m16 tile 0, row g, chunk 0)
 };
 
 }  // namespace tilepipe

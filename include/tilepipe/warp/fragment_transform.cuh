@@ -1,8 +1,8 @@
 #pragma once
 //! \file
 //! Transform-on-load: B stored in shared memory as something the tensor cores do not take (int8 or
-//! fp8 weights), converted in registers, right after each fragment load, into the f16 / bf16 fragment
-//! that `mma.sync.m16n8k16` takes. A mainloop gets one through its element argument,
+//! fp8 weights), converted in registers, right after the fragment loads, into the f16 / bf16
+//! fragment that `mma.sync.m16n8k16` takes. A mainloop gets one through its element argument,
 //! `MixedInput<ElementA, TransformB>` (see MultistageMainloop); `Dequantize` (int8 or fp8 e4m3
 //! times per-group scales) is tilepipe's.
 //!
@@ -11,23 +11,36 @@
 //! \code
 //! struct MyTransform {
 //!   using Stored = std::int8_t;  // B's element in global and shared memory (1 byte)
-//!   // b: register j of the mma's B fragment of one n8 tile, two 16-bit elements of A's type,
-//!   //    the lower k in the low half. raw: the stored fragment of that tile (RawFragmentB):
-//!   //    register j holds the stored elements of B(k + 8j, n) and B(k + 8j + 1, n) in bits 0..7
-//!   //    and 8..15. k and n are the GEMM's coordinates: k = this lane's first k of the k16 block,
-//!   //    n = this lane's column.
-//!   __device__ void operator()(std::uint32_t (&b)[2], const std::uint32_t (&raw)[2], int k,
-//!                              int n) const;
+//!   // What one k-tile of TileN columns needs besides B (say, its scales): a trivially copyable
+//!   // struct that the mainloop keeps in every stage of its ring, next to the B tile.
+//!   template <int TileN> struct Staged { ... };
+//!   using Param = ...;           // what one column's conversion takes from Staged
+//!   // Copies what the k-tile of GEMM k [k0, k0 + TileK) and columns [n0, n0 + TileN) needs into
+//!   // `dst`: called by every thread of the block (`thread` in 0 .. Threads - 1) when the
+//!   // mainloop issues the k-tile's copies. cp.async joins the k-tile's group; plain stores are
+//!   // ordered by the barrier before the k-tile is read.
+//!   template <int TileN, int Threads>
+//!   __device__ void stage(Staged<TileN>& dst, int k0, int n0, int thread) const;
+//!   // Column `col` (of the block tile) of a staged k-tile, read once per k-tile.
+//!   template <int TileN>
+//!   __device__ Param param(const Staged<TileN>& staged, int col) const;
+//!   // b: registers 0 and 1 of the mma's B fragment of one n8 tile and k16 block, two 16-bit
+//!   //    elements of A's type each, the lower k in the low half. raw: that block's four stored
+//!   //    elements of the lane's column (RawFragmentB): bytes 0, 1 go to b[0], bytes 2, 3 to b[1].
+//!   __device__ void operator()(std::uint32_t (&b)[2], std::uint32_t raw, Param p) const;
 //! };
 //! \endcode
-//! It is called once per n8 tile and k16 block of every warp, by every lane (so it may not
-//! synchronize). Tiles on the matrix's edges call it for columns n >= N and k >= K too, whose raw
-//! bytes are zeros: it must give zeros there (any finite scale does) and must not read outside
-//! its own arrays for them (clamp n and k). Split-K slices see the GEMM's k, not the slice's.
+//! The conversion is called once per n8 tile and k16 block of every warp, by every lane (so it
+//! may not synchronize). Tiles on the matrix's edges stage columns n >= N and convert their raw
+//! bytes, which are zeros: it must give zeros there (any finite scale does) and must not read
+//! outside its own arrays for them (clamp n). k0 is always inside K; split-K slices see the GEMM's
+//! k, not the slice's. Within a k-tile the mma takes k in ByteKOrder (layout/byte_fragment_map.cuh),
+//! not k16 block by k16 block, so what a conversion takes is per k-tile and column: a Dequantize's
+//! groups are whole multiples of the k-tile.
 //!
-//! A operand: not offered. A's fragments come from `ldmatrix` straight into the mma's registers
-//! in its own element type; a hook there would sit at the same place (after FragmentLoader's
-//! load), but scaling A's rows is cheaper as a scale of D's rows in the epilogue (output_ops.cuh).
+//! A operand: not offered. A's fragments come from shared memory straight into the mma's registers
+//! in its own element type; a hook there would sit at the same place (after the fragment loads),
+//! but scaling A's rows is cheaper as a scale of D's rows in the epilogue (output_ops.cuh).
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -35,6 +48,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "../arch/cp_async.cuh"
 #include "../detail/macros.cuh"
 #include "../numeric/e4m3_dequant.cuh"
 #include "../numeric/int8_dequant.cuh"
@@ -54,9 +68,12 @@ struct MixedInput {};
 //! \tparam Element  A's element type, `__half` or `__nv_bfloat16`, also the scales' type
 //! \tparam StoredT  B's stored element: `std::int8_t` or `__nv_fp8_e4m3`
 //!
-//! `group` is a power of two of at least 16 (64 or 128 through GemmMixedInput), or one scale per
-//! column (`group >= K`); `make` takes care of both. A k16 block lies inside one group, so the
-//! four elements of a call share a scale: one 2-byte read-only load per call.
+//! `group` is a power of two no smaller than the mainloop's k-tile (64 or 128 through
+//! GemmMixedInput, whose k-tile is 64), or one scale per column (`group >= K`); `make` takes care
+//! of both. A k-tile then lies inside one group: its scales are one row of `scale`, TileN
+//! elements, which `stage` copies into the stage with the k-tile (one 16-byte chunk per thread of
+//! the first TileN / 8: a cp.async when the row is 16-byte aligned and whole, else eight plain loads
+//! and stores, which the ring's barrier orders) and each lane reads once per k-tile.
 template <class Element, class StoredT = std::int8_t>
 struct Dequantize {
   static_assert(std::is_same_v<Element, __half> || std::is_same_v<Element, __nv_bfloat16>,
@@ -64,6 +81,13 @@ struct Dequantize {
   static_assert(std::is_same_v<StoredT, std::int8_t> || std::is_same_v<StoredT, __nv_fp8_e4m3>,
                 "Dequantize: B's stored element is std::int8_t or __nv_fp8_e4m3");
   using Stored = StoredT;
+  //! The scales of one k-tile's TileN columns.
+  template <int TileN>
+  struct Staged {
+    static_assert(TileN % 8 == 0, "Dequantize::Staged: TileN must be a multiple of 8 (16-byte copies)");
+    alignas(16) Element scale[TileN];  // (TileN)
+  };
+  using Param = Element;
 
   const Element* scale = nullptr;  //!< ceil(K / group) x N, row-major
   int ld_scale = 0;                //!< elements between consecutive rows of `scale` (N); the
@@ -71,6 +95,7 @@ struct Dequantize {
   int n = 0;                       //!< N: columns past it read the last column's scale
   int k_last = 0;                  //!< K - 1: k past it reads the last row's scales
   int group_shift = 31;            //!< log2(group); 31: one scale per column (k >> 31 is 0)
+  bool rows_aligned = false;       //!< every row of `scale` starts 16-byte aligned
 
   //! The transform for scales of `group` (a power of two, or >= k for one per column) of an
   //! `k x n` B.
@@ -81,6 +106,8 @@ struct Dequantize {
     t.n = n;
     t.k_last = k > 0 ? k - 1 : 0;
     t.group_shift = group >= k ? 31 : group_shift_of(group);
+    t.rows_aligned = reinterpret_cast<std::uintptr_t>(scale) % 16 == 0 &&
+                     ld_scale % (16 / int(sizeof(Element))) == 0;
     return t;
   }
   //! log2 of a power of two (31 for anything else, which `make`'s callers have refused).
@@ -94,16 +121,43 @@ struct Dequantize {
   //! zero-filled residue (whose products are zero anyway).
   TILEPIPE_HOST_DEVICE constexpr int row_of(int k) const { return (k < k_last ? k : k_last) >> group_shift; }
 
-  TILEPIPE_DEVICE void operator()(std::uint32_t (&b)[2], const std::uint32_t (&raw)[2], int k,
-                                  int col) const {
-    const int c = col < n ? col : n - 1;
-    const Element s = __ldg(scale + (row_of(k) * ld_scale + c));  // 32-bit offsets
+  //! Copies the scales of the k-tile at GEMM k `k0`, columns `n0 .. n0 + TileN - 1` (clamped to
+  //! the last column), into `dst`. `n0` is a multiple of 8; `thread` is in 0 .. Threads - 1.
+  template <int TileN, int Threads>
+  TILEPIPE_DEVICE void stage(Staged<TileN>& dst, int k0, int n0, int thread) const {
+    constexpr int kPerChunk = 16 / int(sizeof(Element));
+    constexpr int kChunks = TileN / kPerChunk;
+    const Element* row = scale + row_of(k0) * ld_scale;  // 32-bit offsets
+    const bool whole = rows_aligned && n0 + TileN <= n;
     TILEPIPE_UNROLL
-    for (int j = 0; j < 2; ++j) {
-      if constexpr (std::is_same_v<Stored, std::int8_t>)
-        b[j] = dequantize_s8x2(raw[j], s);
-      else
-        b[j] = dequantize_e4m3x2(raw[j], s);
+    for (int i = 0; i < (kChunks + Threads - 1) / Threads; ++i) {
+      const int c = thread + i * Threads;  // this thread's 16-byte chunk of the row
+      if (kChunks % Threads == 0 || c < kChunks) {
+        Element* dst_chunk = dst.scale + c * kPerChunk;
+        if (whole) {
+          arch::cp_async_zfill_16(dst_chunk, row + n0 + c * kPerChunk, 16);
+        } else {
+          TILEPIPE_UNROLL
+          for (int e = 0; e < kPerChunk; ++e) {
+            const int col = n0 + c * kPerChunk + e;
+            dst_chunk[e] = row[col < n ? col : n - 1];
+          }
+        }
+      }
+    }
+  }
+
+  //! The scale of column `col` of the block tile.
+  template <int TileN>
+  TILEPIPE_DEVICE Param param(const Staged<TileN>& staged, int col) const { return staged.scale[col]; }
+
+  TILEPIPE_DEVICE void operator()(std::uint32_t (&b)[2], std::uint32_t raw, Param s) const {
+    if constexpr (std::is_same_v<Stored, std::int8_t>) {
+      b[0] = dequantize_s8x2<Element, 0>(raw, s);
+      b[1] = dequantize_s8x2<Element, 1>(raw, s);
+    } else {
+      b[0] = dequantize_e4m3x2<Element, 0>(raw, s);
+      b[1] = dequantize_e4m3x2<Element, 1>(raw, s);
     }
   }
 };
