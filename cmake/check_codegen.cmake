@@ -174,8 +174,8 @@ set(SASS_BASELINE_KERNELS
   "tf32_tt"         "."  "MultistageMainloop<float, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)0, [^>]*, 3, [A-Za-z_:]*MathTF32>, false>.*StagedEpilogue<float,"  "LDGSTS,LDS,HMMA"
   "simt_tt"         "."  "MultistageMainloop<float, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)0, [^>]*, 3, [A-Za-z_:]*MathSimtF32>, false>.*StagedEpilogue<float,"  "LDGSTS,LDS,FFMA"
   "w8a16_f16_tn"    "."  "MultistageMainloop<[A-Za-z_:]*MixedInput<__half, [A-Za-z_:]*Dequantize<__half, signed char> >, .*StagedEpilogue<__half,"  "LDGSTS,LDS,HMMA"
-  "hopper_f16_tn"   "^90a$"  "WarpSpecializedMainloop<__half, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)1, [^>]*HopperTileConfig<[0-9]+, [0-9]+, 4, [0-9]+>.*WarpgroupEpilogue<__half,"  "UTMALDG,UTMASTG,HGMMA,SYNCS"
-  "hopper_tf32_tn"  "^90a$"  "WarpSpecializedMainloop<float, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)1, [^>]*HopperTileConfig<[0-9]+, [0-9]+, 3, [0-9]+>.*WarpgroupEpilogue<float,"  "UTMALDG,UTMASTG,HGMMA,SYNCS"
+  "hopper_f16_tn"   "^90a$"  "WarpSpecializedMainloop<__half, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)1, [^>]*HopperTileConfig<[0-9]+, [0-9]+, 4, [0-9]+, [^>]*HopperSchedule\\)0>.*WarpgroupEpilogue<__half,"  "UTMALDG,UTMASTG,HGMMA,SYNCS"
+  "hopper_tf32_tn"  "^90a$"  "WarpSpecializedMainloop<float, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)1, [^>]*HopperTileConfig<[0-9]+, [0-9]+, 3, [0-9]+, [^>]*HopperSchedule\\)0>.*WarpgroupEpilogue<float,"  "UTMALDG,UTMASTG,HGMMA,SYNCS"
 )
 set(SASS_BASELINE_TOLERANCE 5)  # percent
 
