@@ -138,12 +138,14 @@ TEST(MixedInputArguments, SplitKNeedsAWorkspaceApartFromEverything) {
 
 TEST(MixedInputArguments, SplitKRuleForDecode) {
   Gemm::Arguments a = valid_args();  // 16 x 4096 x 4096: 32 output tiles, 64 k-tiles
-  EXPECT_EQ(Gemm::split_k_for(a, 132), 8);
+  EXPECT_EQ(Gemm::split_k_for(a, 132), 4);  // 128 blocks: the most that fit in one wave
+  EXPECT_EQ(Gemm::split_k_for(a, 64), 2);
   EXPECT_EQ(Gemm::split_k_for(a, 32), 1);
   a.m = 128;  // 256 tiles fill 132 SMs
   EXPECT_EQ(Gemm::split_k_for(a, 132), 1);
-  a.m = 1; a.n = 14336; a.k = 14336;  // 112 tiles
-  EXPECT_EQ(Gemm::split_k_for(a, 132), 2);
+  a.m = 1; a.n = 14336; a.k = 14336;  // 112 tiles: a split of 2 would not fit in one wave
+  EXPECT_EQ(Gemm::split_k_for(a, 132), 1);
+  EXPECT_EQ(Gemm::split_k_for(a, 224), 2);
   a.n = 128; a.k = 512;  // 8 k-tiles: one slice of 4 k-tiles at least
   EXPECT_EQ(Gemm::split_k_for(a, 132), 2);
 }

@@ -61,7 +61,7 @@ using MixedInputTileConfig = TileConfig<16, 128, 64, 16, 32>;
 //! Split-K is always compiled in: `run` launches the partial kernel and the reduction when
 //! `split_k_slices(args)` has more than one slice, else the one kernel (see GemmMultistageSplitK).
 template <class ElementA, class ElementB, class ElementD, Layout LayoutA = Layout::kRowMajor,
-          Layout LayoutB = Layout::kColumnMajor, int Stages = 4, class OutputOp = Identity,
+          Layout LayoutB = Layout::kColumnMajor, int Stages = 6, class OutputOp = Identity,
           class Tile = MixedInputTileConfig>
 class GemmMixedInput {
   static_assert(std::is_same_v<ElementA, __half> || std::is_same_v<ElementA, __nv_bfloat16>,
@@ -130,15 +130,17 @@ class GemmMixedInput {
     return tilepipe::split_k_slices(args.k, args.split_k, Policy::Tile::kK);
   }
 
-  //! A split-K factor for `args` on a GPU with `sm_count` SMs (the decode rule): doubles from 1
-  //! while the thread blocks, output tiles x slices, are fewer than the SMs and every slice keeps
-  //! at least 4 k-tiles. M = 16, N = K = 4096 on 132 SMs: 32 tiles, split 8.
+  //! A split-K factor for `args` on a GPU with `sm_count` SMs (the decode rule): the largest
+  //! power of two whose thread blocks, output tiles x slices, still fit on the SMs in one wave,
+  //! with at least 4 k-tiles per slice. M = 16 on 132 SMs: N = K = 4096 (32 tiles) split 4,
+  //! N = K = 14336 (112 tiles) none. On an H100 those ran fastest of splits 1 to 16 (log
+  //! entry 23); a second, partial wave of slices cost 3-15%.
   static int split_k_for(const Arguments& args, int sm_count) {
     const std::int64_t tiles = std::int64_t((args.m + Policy::Tile::kM - 1) / Policy::Tile::kM) *
                                ((args.n + Policy::Tile::kN - 1) / Policy::Tile::kN);
     const int k_tiles = (args.k + Policy::Tile::kK - 1) / Policy::Tile::kK;
     int split = 1;
-    while (tiles * split < sm_count && k_tiles >= 8 * split) split *= 2;
+    while (tiles * split * 2 <= sm_count && k_tiles >= 8 * split) split *= 2;
     return split;
   }
 
