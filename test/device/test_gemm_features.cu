@@ -26,13 +26,14 @@ TEST(GemmFeatures, OutputTypes) {
     GemmCase gc{127, 257, 131, l, 1.0f, 1.0f};
     using F16ToBf16 = tilepipe::GemmMultistage<__half, __nv_bfloat16, Layout::kRowMajor, Layout::kColumnMajor, 4>;
     using Bf16ToF16 = tilepipe::GemmMultistage<__nv_bfloat16, __half, Layout::kRowMajor, Layout::kColumnMajor, 4>;
-    tptest::run_gemm_case<Gemm<__half, float>, __half, float>(gc, Reference::kExactCpu, 11);
+    using F16ToF32 = Gemm<__half, float, Layout::kRowMajor, Layout::kColumnMajor, 2>;  // a table entry
+    tptest::run_gemm_case<F16ToF32, __half, float>(gc, Reference::kExactCpu, 11);
     using Bf16ToF32 = Gemm<__nv_bfloat16, float, Layout::kRowMajor, Layout::kColumnMajor, 3>;  // a table entry
     tptest::run_gemm_case<Bf16ToF32, __nv_bfloat16, float>(gc, Reference::kExactCpu, 12);
     tptest::run_gemm_case<F16ToBf16, __half, __nv_bfloat16>(gc, Reference::kExactCpu, 13);
     tptest::run_gemm_case<Bf16ToF16, __nv_bfloat16, __half>(gc, Reference::kExactCpu, 14);
   }
-  using GemmF32NN = Gemm<__half, float, Layout::kColumnMajor, Layout::kRowMajor, 3>;
+  using GemmF32NN = Gemm<__half, float, Layout::kColumnMajor, Layout::kRowMajor, 5>;
   tptest::run_gemm_case<GemmF32NN, __half, float>({200, 72, 300, Layout::kColumnMajor, 1.0f, 0.0f},
                                                   Reference::kExactCpu, 15);
 }
@@ -49,14 +50,14 @@ TEST(GemmFeatures, AlphaBeta) {
 }
 
 TEST(GemmFeatures, KZeroGivesBetaC) {
-  using G = Gemm<__half, float>;
+  using G = Gemm<__half, float, Layout::kRowMajor, Layout::kColumnMajor, 2>;
   tptest::run_gemm_case<G, __half, float>({33, 65, 0, Layout::kRowMajor, 1.0f, 2.0f}, Reference::kExactCpu, 200);
   tptest::run_gemm_case<G, __half, float>({33, 65, 0, Layout::kColumnMajor, 1.0f, 0.0f}, Reference::kExactCpu, 201);
 }
 
 TEST(GemmFeatures, Batched) {
   using TN = Gemm<__half, __half>;
-  using NT = Gemm<__nv_bfloat16, float, Layout::kColumnMajor, Layout::kRowMajor, 4>;
+  using NT = Gemm<__nv_bfloat16, float, Layout::kColumnMajor, Layout::kRowMajor, 6>;
   GemmCase gc{77, 130, 90, Layout::kRowMajor, 1.0f, 1.0f, /*batch=*/4, /*pad=*/8};
   tptest::run_gemm_case<TN, __half, __half>(gc, Reference::kExactCpu, 300);
   gc.layout_cd = Layout::kColumnMajor;
@@ -76,6 +77,6 @@ TEST(GemmFeatures, Large2048AgainstCublas) {
   using NN = Gemm<__nv_bfloat16, __nv_bfloat16, Layout::kColumnMajor, Layout::kColumnMajor, 3>;
   tptest::run_gemm_case<NN, __nv_bfloat16, __nv_bfloat16>({2048, 2048, 2048, Layout::kColumnMajor, 1.0f, 0.5f},
                                                           Reference::kCublas, 501);
-  using TT = Gemm<__half, float, Layout::kRowMajor, Layout::kRowMajor, 5>;
+  using TT = Gemm<__half, float, Layout::kRowMajor, Layout::kRowMajor, 3>;
   tptest::run_gemm_case<TT, __half, float>({1000, 1500, 2000}, Reference::kCublas, 502);
 }

@@ -99,18 +99,18 @@ TEST(GemmSm90, OutputTypesAndKZero) {
   using F16ToBf16 = tilepipe::GemmSm90<__half, __nv_bfloat16, Layout::kRowMajor, Layout::kColumnMajor>;
   for (Layout l : {Layout::kRowMajor, Layout::kColumnMajor}) {
     GemmCase gc{127, 257, 131, l, 1.0f, 1.0f};
-    tptest::run_gemm_case<Sm90<__half, float>, __half, float>(gc, Reference::kExactCpu, 70);
+    tptest::run_gemm_case<Sm90<__half, float, Layout::kRowMajor, Layout::kColumnMajor, 2>, __half, float>(gc, Reference::kExactCpu, 70);
     tptest::run_gemm_case<F16ToBf16, __half, __nv_bfloat16>(gc, Reference::kExactCpu, 71);
   }
   // K == 0: D = beta * C, and A and B are never read.
-  tptest::run_gemm_case<Sm90<__half, float>, __half, float>({33, 65, 0, Layout::kRowMajor, 1.0f, 2.0f},
+  tptest::run_gemm_case<Sm90<__half, float, Layout::kRowMajor, Layout::kColumnMajor, 2>, __half, float>({33, 65, 0, Layout::kRowMajor, 1.0f, 2.0f},
                                                             Reference::kExactCpu, 72);
 }
 
 TEST(GemmSm90, Batched) {
   SKIP_WITHOUT_HOPPER_TIER();
   using TN = Sm90<__half, __half>;
-  using NT = Sm90<__nv_bfloat16, float, Layout::kColumnMajor, Layout::kRowMajor>;
+  using NT = Sm90<__nv_bfloat16, float, Layout::kColumnMajor, Layout::kRowMajor, 6>;
   GemmCase gc{77, 300, 90, Layout::kRowMajor, 1.0f, 1.0f, /*batch=*/4, /*pad=*/8};
   tptest::run_gemm_case<TN, __half, __half>(gc, Reference::kExactCpu, 80);
   gc.layout_cd = Layout::kColumnMajor;
