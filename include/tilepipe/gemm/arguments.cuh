@@ -37,6 +37,11 @@ namespace tilepipe {
 //! one, e.g. when K fits in one k-tile: then no workspace is needed and the ordinary kernel runs),
 //! be 16-byte aligned and overlap none of A, B, C and D; GEMMs that may run at the same time need
 //! workspaces of their own.
+//!
+//! tf32 (float A and B, `DefaultF32TileConfig<MathTF32>`) with A column-major or B row-major uses
+//! the same `workspace` for the K-major copies of those operands that the Hopper tier multiplies
+//! (`GemmMultistage::workspace_size(args)` bytes, with the same rules); without one it runs on the
+//! Ampere tier.
 template <class ElementAB, class ElementD, class OutputOp = Identity>
 struct GemmArguments {
   int m = 0, n = 0, k = 0;
@@ -51,7 +56,7 @@ struct GemmArguments {
   int batch_count = 1;
   std::int64_t batch_stride_a = 0, batch_stride_b = 0, batch_stride_c = 0, batch_stride_d = 0;
   int split_k = 1;                 //!< slices of K (1: no split-K)
-  void* workspace = nullptr;       //!< f32 partial products, when split-K runs
+  void* workspace = nullptr;       //!< split-K's f32 partial products, or tf32's K-major copies
   std::size_t workspace_bytes = 0; //!< size of `workspace`
   OutputOp output_op{};            //!< applied to every element of D (output_ops.cuh)
 };
