@@ -2,7 +2,8 @@
 // (DefaultF32TileConfig, 128 x 128 x 32, 64 x 32 warps, 3 stages) under both f32 maths, tf32 on
 // the tensor cores and SIMT f32 on the CUDA cores, TN and NN: four kernels, no sweep. On an sm_90a
 // build tf32 TN also compiles GemmSm90<float> (128x256 tile, 32-float k slots, 3 stages), which
-// GemmMultistage runs on a device that runs sm_90a code.
+// GemmMultistage runs on a device that runs sm_90a code, for tf32 NN on a K-major copy of A that
+// it makes first in the workspace the benchmark gives it (inside the timed call).
 #include "kernel_table.cuh"
 
 namespace tilepipe_bench {

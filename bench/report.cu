@@ -81,9 +81,9 @@ void print_peer_table(const Results& res, const std::vector<Problem>& problems) 
 void print_f32_table(const Results& res, const std::vector<Problem>& problems) {
   std::printf("\nf32 A, B and D, TFLOP/s: full f32 (tilepipe MathSimtF32, FFMA, over cuBLAS SGEMM, "
               "CUBLAS_COMPUTE_32F) and tf32 (tilepipe MathTF32 over cuBLAS CUBLAS_COMPUTE_32F_FAST_TF32); "
-              "err = relative Frobenius error against SGEMM's result; ! = failed verification. tf32 TN "
-              "runs on the Hopper tier (wgmma) where the [bench] Hopper tier line lists it, else on "
-              "mma.sync.\n");
+              "err = relative Frobenius error against SGEMM's result; ! = failed verification. tf32 "
+              "runs on the Hopper tier (wgmma; NN after a K-major copy of A, timed with it) where the "
+              "[bench] Hopper tier line lists it, else on mma.sync.\n");
   std::printf("%-3s %-18s | %11s %8s %5s %8s | %11s %8s %5s %8s\n", "lay", "M x N x K", "cublas-f32",
               "simt", "/cub", "err", "cublas-tf32", "tf32", "/cub", "err");
   auto tflops = [](const Record* r) {
