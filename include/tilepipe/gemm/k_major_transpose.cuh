@@ -110,8 +110,8 @@ __global__ void __launch_bounds__(kKMajorTransposeThreads)
 
 namespace detail {
 
-//! Launches the K-major copy on `stream` (see KMajorTransposeParams; `batches` of them, 1 for
-//! a source shared by all batches). Needs 16-byte alignment: `src`, `dst`, `ld_src`, `ld_dst`
+//! Launches the K-major copy on `stream` (see KMajorTransposeParams; `batches` of them, at most
+//! 65535, 1 for a source shared by all batches). Needs 16-byte alignment: `src`, `dst`, `ld_src`, `ld_dst`
 //! and, with several batches, both batch strides multiples of 16 bytes, and `ld_dst` at least K
 //! rounded up to 4. `dst` must not overlap `src`. The caller (GemmMultistage) has checked all of
 //! it; the alignment is checked again here, because a violation would fault on the device.
@@ -124,6 +124,10 @@ inline Status transpose_to_k_major(const KMajorTransposeParams& p, int batches, 
                          "transpose_to_k_major: pointers, leading dimensions and batch strides "
                          "must be multiples of 16 bytes, ld_src >= rows and ld_dst >= K rounded "
                          "up to 4");
+  if (batches > 65535)
+    return Status::error(Status::Code::kInvalidArgument,
+                         "transpose_to_k_major: batches = " + std::to_string(batches) +
+                             " exceeds 65535, the grid's y limit");
   if (p.rows <= 0 || p.k <= 0 || batches <= 0) return Status::success();
   constexpr int kN = TransposeTile::kExtent;
   const long long tiles = ((p.rows + kN - 1LL) / kN) * ((p.k + kN - 1LL) / kN);
