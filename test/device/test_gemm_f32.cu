@@ -437,6 +437,10 @@ TEST(GemmF32, Tf32TransposeToKMajor) {
   const tilepipe::KMajorTransposeParams bad_ld{nullptr, 70, 0, nullptr, 8, 0, 70, 5};
   EXPECT_EQ(tilepipe::detail::transpose_to_k_major(bad_ld, 1, nullptr).code(),
             tilepipe::Status::Code::kInvalidArgument);
+  // So are more batches than the grid's y extent (nothing is dereferenced before the check).
+  const tilepipe::KMajorTransposeParams many{nullptr, 8, 0, nullptr, 8, 0, 8, 8};
+  EXPECT_EQ(tilepipe::detail::transpose_to_k_major(many, 70000, nullptr).code(),
+            tilepipe::Status::Code::kInvalidArgument);
 }
 
 TEST(GemmF32, Tf32NNWorkspace) {
