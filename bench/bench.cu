@@ -43,16 +43,16 @@ int Bench::run_all() {
   std::fprintf(stderr, "[bench] %s, sm_%d%d, %d SMs, L2 %d MiB, %zu kernels compiled\n",
                prop_.name, prop_.major, prop_.minor, prop_.multiProcessorCount,
                prop_.l2CacheSize >> 20, kernels_.size());
-  // Configurations with GemmMultistage's default tile, and f32 TN under MathTF32, run the Hopper
+  // Configurations with GemmMultistage's default tile, and f32 under MathTF32, run the Hopper
   // tier where the device runs sm_90a code: their names are the Ampere tile's, their kernels
-  // GemmSm90's (for f32 the tf32 rows of the f32 table).
+  // GemmSm90's (for f32 the tf32 rows of the f32 table; NN after a K-major copy of A, timed with it).
   int device = 0;
   if (cudaGetDevice(&device) == cudaSuccess && tilepipe::hopper_tier_available(device)) {
     std::string hopper;
     for (const TilepipeKernel& k : kernels_)
-      if (k.hopper_tier && (k.dtype == DType::kF16 || k.dtype == DType::kF32) &&
-          k.layout == LayoutPair::kTN)
-        hopper += std::string(" ") + name_of(k.dtype) + " " + k.config.name();
+      if (k.hopper_tier && ((k.dtype == DType::kF16 && k.layout == LayoutPair::kTN) ||
+                            k.dtype == DType::kF32))
+        hopper += std::string(" ") + name_of(k.dtype) + " " + name_of(k.layout) + " " + k.config.name();
     std::fprintf(stderr, "[bench] Hopper tier (TMA + wgmma, GemmSm90: 128x256 tile up to 4 stages, "
                          "128x128 above; k 64 a slot, 32 for f32 as tf32) runs these "
                          "configurations:%s\n", hopper.c_str());
@@ -162,7 +162,9 @@ void Bench::run_problem(const Problem& p, std::uint64_t seed) {
     };
     entries.push_back({r, launch});
   }
-  // tilepipe.
+  // tilepipe, each with the workspace it asks for (tf32 NN: the K-major copy of A, made inside
+  // the timed call).
+  std::vector<void*> workspaces;
   for (const TilepipeKernel* k : plan(p)) {
     Record r;
     r.problem = p;
@@ -170,15 +172,23 @@ void Bench::run_problem(const Problem& p, std::uint64_t seed) {
     r.smem_bytes = k->smem_bytes;
     r.threads = k->threads;
     r.resources = resources_of(k);
-    Launch launch = [&, k](int s) -> std::string {
+    r.workspace_bytes = k->workspace_size(operands_of(p, buf, 0));
+    void* workspace = nullptr;
+    if (r.workspace_bytes > 0) {
+      CHECK_CUDA(cudaMalloc(&workspace, r.workspace_bytes));
+      workspaces.push_back(workspace);
+    }
+    Launch launch = [&, k, workspace, bytes = r.workspace_bytes](int s) -> std::string {
       Operands op = operands_of(p, buf, s);
+      op.workspace = workspace;
+      op.workspace_bytes = bytes;
       const tilepipe::Status st = k->run(op, stream_);
       return st ? "" : st.message();
     };
     entries.push_back({r, launch});
   }
   // GemmAuto: the heuristic's choice, with a workspace of the size it asks for.
-  void* workspace = nullptr;
+  void* auto_workspace = nullptr;
   if (const AutoKernel* ak = find_auto_kernel(autos_, p.dtype, p.layout)) {
     Operands shape;
     shape.m = p.m;
@@ -202,10 +212,10 @@ void Bench::run_problem(const Problem& p, std::uint64_t seed) {
       r.threads = k->threads;
       r.resources = resources_of(k);
     }
-    if (choice.workspace_bytes > 0) CHECK_CUDA(cudaMalloc(&workspace, choice.workspace_bytes));
+    if (choice.workspace_bytes > 0) CHECK_CUDA(cudaMalloc(&auto_workspace, choice.workspace_bytes));
     Launch launch = [&, ak, choice](int s) -> std::string {
       Operands op = operands_of(p, buf, s);
-      op.workspace = workspace;
+      op.workspace = auto_workspace;
       op.workspace_bytes = choice.workspace_bytes;
       const tilepipe::Status st = ak->run(op, stream_);
       return st ? "" : st.message();
@@ -280,7 +290,8 @@ void Bench::run_problem(const Problem& p, std::uint64_t seed) {
     finish(entries[i].r, samples[i]);
   }
   CHECK_CUDA(cudaStreamSynchronize(stream_));
-  if (workspace) cudaFree(workspace);
+  if (auto_workspace) cudaFree(auto_workspace);
+  for (void* w : workspaces) cudaFree(w);
   for (void* w : peer_workspaces) cudaFree(w);
   buf.release();
   if (problems_.is_sweep(p)) update_best_sweep(p);

@@ -110,8 +110,8 @@ inline constexpr TileConfig kCandidateConfigs[] = {
 };
 
 //! Device pointers and sizes of one GEMM: D (m x n, row-major, ldd) = A (m x k) * B (k x n),
-//! with A and B in the layouts of the kernel's `LayoutPair`; the workspace is for GemmAuto's
-//! split-K (the fixed configurations ignore it).
+//! with A and B in the layouts of the kernel's `LayoutPair`; the workspace is what the kernel
+//! asks for (GemmAuto's split-K, tf32 NN's K-major copy of A on the Hopper tier, a peer's).
 struct Operands {
   int m = 0, n = 0, k = 0;
   const void* a = nullptr;
@@ -137,8 +137,12 @@ struct TilepipeKernel {
   LayoutPair layout;
   std::size_t smem_bytes;  //!< GemmMultistage::kSharedBytes (the ring, or the epilogue if larger)
   int threads;
-  //! Checks the arguments and launches on the stream (GemmMultistage::run), alpha = 1, beta = 0.
+  //! Checks the arguments and launches on the stream (GemmMultistage::run), alpha = 1, beta = 0,
+  //! with `Operands::workspace`.
   tilepipe::Status (*run)(const Operands&, cudaStream_t);
+  //! GemmMultistage::workspace_size: for f32 NN under MathTF32, the K-major copy of A that the
+  //! Hopper tier makes (and times as part of the call); 0 for the others.
+  std::size_t (*workspace_size)(const Operands&);
   //! Registers and occupancy on the current device (needs a GPU; of the Ampere tier's kernel).
   KernelResources (*resources)();
   //! GemmMultistage::kHasHopperTier: the configuration has the default tile, so on a device that

@@ -81,11 +81,12 @@ void print_peer_table(const Results& res, const std::vector<Problem>& problems) 
 void print_f32_table(const Results& res, const std::vector<Problem>& problems) {
   std::printf("\nf32 A, B and D, TFLOP/s: full f32 (tilepipe MathSimtF32, FFMA, over cuBLAS SGEMM, "
               "CUBLAS_COMPUTE_32F) and tf32 (tilepipe MathTF32 over cuBLAS CUBLAS_COMPUTE_32F_FAST_TF32); "
-              "err = relative Frobenius error against SGEMM's result; ! = failed verification. tf32 TN "
-              "runs on the Hopper tier (wgmma) where the [bench] Hopper tier line lists it, else on "
-              "mma.sync.\n");
-  std::printf("%-3s %-18s | %11s %8s %5s %8s | %11s %8s %5s %8s\n", "lay", "M x N x K", "cublas-f32",
-              "simt", "/cub", "err", "cublas-tf32", "tf32", "/cub", "err");
+              "err = relative Frobenius error against SGEMM's result; ! = failed verification. tf32 "
+              "runs on the Hopper tier (wgmma; NN after a K-major copy of A, timed with it) where the "
+              "[bench] Hopper tier line lists it, else on mma.sync. tf32 has 3 stages, tf32-s4 4.\n");
+  std::printf("%-3s %-18s | %11s %8s %5s %8s | %11s %8s %5s %8s %8s %5s\n", "lay", "M x N x K",
+              "cublas-f32", "simt", "/cub", "err", "cublas-tf32", "tf32", "/cub", "err", "tf32-s4",
+              "/cub");
   auto tflops = [](const Record* r) {
     return r ? fmt("%.1f", r->tflops) + (r->verified ? "" : "!") : std::string("-");
   };
@@ -98,11 +99,20 @@ void print_f32_table(const Results& res, const std::vector<Problem>& problems) {
     const Record* c32 = res.cublas_of(p);
     const Record* ctf = res.cublas_of(p, /*tf32=*/true);
     const Record* simt = res.tilepipe_of(p, MathKind::kSimtF32);
-    const Record* tf32 = res.tilepipe_of(p, MathKind::kTF32);
-    std::printf("%-3s %-18s | %11s %8s %5s %8s | %11s %8s %5s %8s\n", name_of(p.layout),
+    // The f32 default tile under MathTF32 with `stages` stages (configs_f32.cu: 3 and 4).
+    auto tf32_of = [&](int stages) -> const Record* {
+      for (const Record& r : res.records)
+        if (r.is_fixed_config() && r.config.math == MathKind::kTF32 && r.config.stages == stages &&
+            same_problem(r.problem, p))
+          return &r;
+      return nullptr;
+    };
+    const Record* tf32 = tf32_of(3);
+    const Record* tf32_s4 = tf32_of(4);
+    std::printf("%-3s %-18s | %11s %8s %5s %8s | %11s %8s %5s %8s %8s %5s\n", name_of(p.layout),
                 p.shape().c_str(), tflops(c32).c_str(), tflops(simt).c_str(), over(simt, c32).c_str(),
                 err(simt).c_str(), tflops(ctf).c_str(), tflops(tf32).c_str(), over(tf32, ctf).c_str(),
-                err(tf32).c_str());
+                err(tf32).c_str(), tflops(tf32_s4).c_str(), over(tf32_s4, ctf).c_str());
   }
 }
 

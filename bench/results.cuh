@@ -24,7 +24,7 @@ struct Record {
   std::string peer_config;  // and its configuration (PeerKernel::config)
   TileConfig config{};  // tilepipe only
   int split_k = 1;
-  std::size_t workspace_bytes = 0;  // GemmAuto's split-K, a peer's
+  std::size_t workspace_bytes = 0;  // GemmAuto's split-K, tf32 NN's copy of A, a peer's
   bool auto_hopper = false;  // GemmAuto ran its Large choice on the Hopper tier
   std::size_t smem_bytes = 0;
   int threads = 0;

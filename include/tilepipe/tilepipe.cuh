@@ -26,6 +26,7 @@
 #include "layout/thread_map.cuh"
 #include "layout/tile_scheduler.cuh"
 #include "layout/tile_shape.cuh"
+#include "layout/transpose_tile.cuh"
 #include "layout/wgmma_descriptor.cuh"
 
 #include "block/async_tile_loader.cuh"
@@ -57,6 +58,7 @@
 #include "gemm/kernel.cuh"
 #include "gemm/gemm_multistage.cuh"
 #include "gemm/gemm_sm90.cuh"
+#include "gemm/k_major_transpose.cuh"
 #include "gemm/kernel_sm90.cuh"
 #include "gemm/mixed_input_arguments.cuh"
 #include "gemm/split_k.cuh"

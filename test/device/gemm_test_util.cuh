@@ -291,7 +291,7 @@ void run_gemm_case(const GemmCase& gc, Reference ref_kind, std::uint32_t seed) {
 }
 
 // One GEMM, D = A * B, from host inputs `a` and `b` (in Gemm's layouts, leading dimensions `lda`
-// and `ldb`), D poisoned first; every element of D must lie within `bound(products)` (0: bit for
+// and `ldb`), D poisoned first, with the workspace `Gemm::workspace_size` asks for (guarded); every element of D must lie within `bound(products)` (0: bit for
 // bit) of the double reference, the sum of `products`, each `ref_input(a) * ref_input(b)` (the
 // inputs as the GEMM is meant to see them: themselves, or rounded to tf32).
 template <class Gemm, class ElementAB, class ElementD, class RefInput, class Bound>
@@ -311,9 +311,28 @@ void run_against_double(int m, int n, int k, const std::vector<ElementAB>& a, st
   args.a = d_a.get(); args.lda = lda;
   args.b = d_b.get(); args.ldb = ldb;
   args.d = d_d.get(); args.ldd = ldd;
+  // The workspace the GEMM asks for (tf32's K-major copies on the Hopper tier), poisoned,
+  // between guard bands that must stay untouched.
+  constexpr std::size_t kWsGuard = 256;
+  const std::size_t ws_bytes = Gemm::workspace_size(args);
+  DeviceBuffer<unsigned char> d_ws(ws_bytes + 2 * kWsGuard);
+  ASSERT_TRUE(d_ws.ok());
+  TP_CUDA_ASSERT(d_ws.poison(0xFF));
+  if (ws_bytes > 0) {
+    args.workspace = d_ws.get() + kWsGuard;
+    args.workspace_bytes = ws_bytes;
+  }
   const tilepipe::Status s = Gemm::run(args);
   ASSERT_TRUE(s.ok()) << s.message();
   TP_CUDA_ASSERT_LAUNCH();
+  {
+    std::vector<unsigned char> ws(d_ws.bytes());
+    TP_CUDA_ASSERT(cudaMemcpy(ws.data(), d_ws.get(), ws.size(), cudaMemcpyDeviceToHost));
+    long long clobbered = 0;
+    for (std::size_t i = 0; i < kWsGuard; ++i)
+      clobbered += (ws[i] != 0xFF) + (ws[ws.size() - 1 - i] != 0xFF);
+    EXPECT_EQ(clobbered, 0) << "bytes around the workspace written";
+  }
   std::vector<ElementD> d;
   TP_CUDA_ASSERT(d_d.download(d));
 

@@ -11,11 +11,14 @@
 // (its loads differ per operand and order: 16-byte, 8-byte, 4-byte), of which only TN compiles
 // the narrow kernel, for its unaligned cases.
 //
-// tf32 TN also has a Hopper tier (GemmSm90 on float: TMA, wgmma m64nNk8 ...tf32), which wgmma
-// feeds the f32 bits of shared memory unrounded: its tests (Tf32Hopper*) skip where the device
-// does not run sm_90a code, and the Ampere tier's tests run TN there through run_on. The Hopper
-// tier adds two kernels: GemmMultistage's own (f32 out, tested directly as GemmSm90 too) and an
-// f16-out GemmSm90.
+// tf32 also has a Hopper tier (GemmSm90 on float: TMA, wgmma m64nNk8 ...tf32), which wgmma
+// feeds the f32 bits of shared memory unrounded: its tests (Tf32Hopper*, Tf32NNHopper*) skip where
+// the device does not run sm_90a code, and the Ampere tier's tests run there through run_on. The
+// Hopper tier adds two kernels: GemmMultistage's own (f32 out, tested directly as GemmSm90 too)
+// and an f16-out GemmSm90. wgmma reads tf32 only K-major, so for NN (A column-major) and NT (A
+// column-major, B row-major) the Hopper tier copies those operands K-major into the workspace
+// first (k_major_transpose.cuh, tested alone below) and runs the same two GemmSm90 kernels: NN
+// adds one GEMM kernel (its Ampere tier's, 16-byte only), NT none.
 
 #include <gtest/gtest.h>
 
@@ -56,6 +59,16 @@ struct OnTier : Gemm {
 };
 using Tf32TNAmpere = OnTier<Tf32TN, tilepipe::GemmTier::kAmpere>;
 using Tf32TNHopper = OnTier<Tf32TN, tilepipe::GemmTier::kHopper>;
+// NT takes the Hopper tier where a workspace is given (the harness gives the one asked for).
+using Tf32NTAmpere = OnTier<Tf32NT, tilepipe::GemmTier::kAmpere>;
+using Tf32NTHopper = OnTier<Tf32NT, tilepipe::GemmTier::kHopper>;
+// A and B column-major (A M-major, B K-major), f32 out, 16-byte aligned arguments only (no
+// narrow kernel: one new GEMM kernel, the Ampere tier's; the Hopper tier's is TN's GemmSm90).
+using Tf32NN = tilepipe::GemmMultistage<float, float, Layout::kColumnMajor, Layout::kColumnMajor, 3,
+                                        tilepipe::Identity, Tf32Tile, /*SplitK=*/false,
+                                        /*AnyAlignment=*/false>;
+using Tf32NNAmpere = OnTier<Tf32NN, tilepipe::GemmTier::kAmpere>;
+using Tf32NNHopper = OnTier<Tf32NN, tilepipe::GemmTier::kHopper>;
 // The Hopper tier's GEMMs themselves: TN's (f32 out, 3 stages: the 128 x 256 tile, 32 k a slot)
 // and one with f16 out.
 using Sm90Tf32 = Tf32TN::HopperGemm;
@@ -63,6 +76,9 @@ static_assert(std::is_same_v<Sm90Tf32, tilepipe::GemmSm90<float, float, Layout::
                                                           Layout::kColumnMajor, 3>>,
               "GemmMultistage's tf32 TN runs GemmSm90 with its stage count");
 using Sm90Tf32ToF16 = tilepipe::GemmSm90<float, __half, Layout::kRowMajor, Layout::kColumnMajor, 3>;
+static_assert(std::is_same_v<Tf32NN::HopperGemm, Sm90Tf32> &&
+                  std::is_same_v<Tf32NT::HopperGemm, Sm90Tf32ToF16>,
+              "tf32 NN and NT run the TN GemmSm90 kernels on K-major copies: no new Hopper kernel");
 
 bool hopper_tier_available() { return Sm90Tf32::available(); }
 
@@ -229,7 +245,8 @@ float uniform(std::mt19937& rng) { return std::uniform_real_distribution<float>(
 
 TEST(GemmF32, Tf32ExactOnSmallIntegers) {
   run_exact<Tf32TNAmpere, float>(100);
-  run_exact<Tf32NT, __half>(200);
+  run_exact<Tf32NTAmpere, __half>(200);
+  run_exact<Tf32NNAmpere, float>(250);
 }
 
 TEST(GemmF32, Tf32RoundsInputsToNearest) {
@@ -250,19 +267,21 @@ TEST(GemmF32, Tf32RoundsInputsToNearest) {
     for (double p : products) sum += p;
     return 0x1p-11 * std::fabs(sum);
   };
-  run_checked<Tf32NT, __half>(33, 150, 40, small_integer, probe, round_tf32, f16_rounding, 310);
+  run_checked<Tf32NTAmpere, __half>(33, 150, 40, small_integer, probe, round_tf32, f16_rounding, 310);
 }
 
 TEST(GemmF32, Tf32WithinBoundOnUniformInputs) {
   run_checked<Tf32TNAmpere, float>(131, 257, 300, uniform, uniform, identity, Tf32Bound{0x1p-24}, 400);
-  run_checked<Tf32NT, __half>(200, 72, 1000, uniform, uniform, identity, Tf32Bound{0x1p-11}, 410);
+  run_checked<Tf32NTAmpere, __half>(200, 72, 1000, uniform, uniform, identity, Tf32Bound{0x1p-11}, 410);
 }
 
 TEST(GemmF32, Tf32TierChoice) {
-  // tf32 has a Hopper tier for K-major A and B only (wgmma has no transpose for tf32): TN takes
-  // it where the device runs sm_90a code, NT never, and run_on refuses it for NT by name.
-  static_assert(Tf32TN::kHasHopperTier && !Tf32NT::kHasHopperTier,
-                "tf32 runs on the Hopper tier for A row-major and B column-major only");
+  // wgmma has no transpose for tf32: TN takes the Hopper tier where the device runs sm_90a code;
+  // NT (both operands copied K-major first) only with a workspace: without one it runs on the
+  // Ampere tier, and run_on refuses the Hopper tier naming the workspace.
+  static_assert(Tf32TN::kHasHopperTier && Tf32NT::kHasHopperTier && Tf32NT::kCopyA &&
+                    Tf32NT::kCopyB && !Tf32TN::kCopyA && !Tf32TN::kCopyB,
+                "tf32 TN runs on the Hopper tier as it is, NT on K-major copies of A and B");
   Tf32TN::Arguments args;
   args.m = args.n = args.k = 16;
   tptest::DeviceBuffer<float> a(16 * 16), b(16 * 16), d(16 * 16);
@@ -282,7 +301,7 @@ TEST(GemmF32, Tf32TierChoice) {
   EXPECT_EQ(Tf32NT::tier(nt), tilepipe::GemmTier::kAmpere);
   const tilepipe::Status s = Tf32NT::run_on(tilepipe::GemmTier::kHopper, nt);
   EXPECT_EQ(s.code(), tilepipe::Status::Code::kInvalidArgument);
-  EXPECT_NE(s.message().find("no Hopper tier"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("workspace is a null pointer"), std::string::npos) << s.message();
 }
 
 TEST(GemmF32, Tf32HopperExactOnSmallIntegers) {
@@ -353,4 +372,137 @@ TEST(GemmF32, SimtWithinBoundOnUniformInputs) {
   run_checked<SimtNT, __half>(129, 129, 77, uniform, uniform, identity, SimtBound{0x1p-11}, 1120);
   run_checked<SimtTT, float>(255, 130, 517, uniform, uniform, identity, SimtBound{0}, 1130);
   static_assert(!SimtTN::kHasHopperTier && !SimtTT::kHasHopperTier, "MathSimtF32 has no Hopper tier");
+}
+
+// The K-major copy alone (any GPU): sources of `rows` x K in lines of `ld_src`, edges on both
+// extents, batches with padding between them and a shared one (batch stride 0), destinations with
+// `ld_dst` above K rounded up to 4, poisoned, between guard bands. Each line of the copy must hold
+// the source's column, then zeros up to K rounded up to 4, and nothing else may change.
+TEST(GemmF32, Tf32TransposeToKMajor) {
+  struct Case { int rows, k; std::int64_t ld_src; int batches; std::int64_t batch_stride_src, ld_dst; };
+  const Case cases[] = {
+      {1, 1, 4, 1, 0, 4},
+      {70, 37, 72, 3, 72 * 37 + 8, 40},   // partial tiles both ways, K not a multiple of 4
+      {33, 64, 36, 1, 0, 72},             // ld_dst beyond K: left as it was
+      {128, 96, 128, 2, 128 * 96, 96},    // whole tiles
+      {5, 130, 8, 4, 0, 132},             // one source for every batch
+      {67, 5, 68, 2, 68 * 5, 8},          // K below one chunk's lines
+  };
+  constexpr std::size_t kGuard = 64;  // floats on each side of the destination
+  std::mt19937 rng(1900);
+  for (const Case& c : cases) {
+    SCOPED_TRACE(testing::Message() << c.rows << " rows x K " << c.k << ", ld_src " << c.ld_src
+                                    << ", " << c.batches << " batches, ld_dst " << c.ld_dst);
+    const int src_batches = c.batch_stride_src == 0 ? 1 : c.batches;
+    const std::int64_t src_span = (c.k - 1) * c.ld_src + c.rows + (src_batches - 1) * c.batch_stride_src;
+    const std::int64_t dst_stride = c.rows * c.ld_dst;
+    const std::int64_t dst_span = c.batches * dst_stride;
+    std::vector<float> src(std::size_t(tptest::round_up(src_span, 4)));
+    for (auto& x : src) x = uniform(rng);
+    tptest::DeviceBuffer<float> d_src(src.size()), d_dst(std::size_t(dst_span) + 2 * kGuard);
+    ASSERT_TRUE(d_src.ok() && d_dst.ok());
+    TP_CUDA_ASSERT(d_src.upload(src));
+    TP_CUDA_ASSERT(d_dst.poison(0xFF));
+    const tilepipe::KMajorTransposeParams p{d_src.get(), c.ld_src, c.batch_stride_src,
+                                            d_dst.get() + kGuard, c.ld_dst, dst_stride, c.rows, c.k};
+    const tilepipe::Status s = tilepipe::detail::transpose_to_k_major(p, c.batches, nullptr);
+    ASSERT_TRUE(s.ok()) << s.message();
+    TP_CUDA_ASSERT_LAUNCH();
+    std::vector<float> dst;
+    TP_CUDA_ASSERT(d_dst.download(dst));
+    const std::int64_t k4 = tptest::round_up(c.k, 4);
+    long long bad = 0;
+    auto poisoned = [](float x) {
+      std::uint32_t bits;
+      std::memcpy(&bits, &x, 4);
+      return bits == 0xFFFFFFFFu;
+    };
+    for (std::size_t i = 0; i < kGuard; ++i)
+      bad += !poisoned(dst[i]) + !poisoned(dst[dst.size() - 1 - i]);
+    EXPECT_EQ(bad, 0) << "guard elements written";
+    for (int b = 0; b < c.batches; ++b)
+      for (int r = 0; r < c.rows; ++r)
+        for (std::int64_t kk = 0; kk < c.ld_dst; ++kk) {
+          const float got = dst[kGuard + b * dst_stride + r * c.ld_dst + kk];
+          const std::int64_t from = (c.batch_stride_src == 0 ? 0 : b * c.batch_stride_src) + kk * c.ld_src + r;
+          const bool ok = kk < c.k ? std::memcmp(&got, &src[std::size_t(from)], 4) == 0
+                          : kk < k4 ? got == 0.0f
+                                    : poisoned(got);
+          if (!ok && ++bad <= 8)
+            ADD_FAILURE() << "batch " << b << ", row " << r << ", k " << kk << ": " << got;
+        }
+    EXPECT_EQ(bad, 0);
+  }
+  // Misaligned leading dimensions are refused before any launch.
+  const tilepipe::KMajorTransposeParams bad_ld{nullptr, 70, 0, nullptr, 8, 0, 70, 5};
+  EXPECT_EQ(tilepipe::detail::transpose_to_k_major(bad_ld, 1, nullptr).code(),
+            tilepipe::Status::Code::kInvalidArgument);
+  // So are more batches than the grid's y extent (nothing is dereferenced before the check).
+  const tilepipe::KMajorTransposeParams many{nullptr, 8, 0, nullptr, 8, 0, 8, 8};
+  EXPECT_EQ(tilepipe::detail::transpose_to_k_major(many, 70000, nullptr).code(),
+            tilepipe::Status::Code::kInvalidArgument);
+}
+
+TEST(GemmF32, Tf32NNWorkspace) {
+  // Without a workspace tf32 NN runs on the Ampere tier (checked exactly), and run_on refuses
+  // the Hopper tier naming the workspace; with one it takes the Hopper tier where the device runs
+  // sm_90a code; a workspace too small is refused on every device.
+  static_assert(Tf32NN::kHasHopperTier && Tf32NN::kCopyA && !Tf32NN::kCopyB);
+  Tf32NN::Arguments args;
+  args.m = args.n = args.k = 16;
+  tptest::DeviceBuffer<float> a(16 * 16), b(16 * 16), d(16 * 16), ws(16 * 16);
+  ASSERT_TRUE(a.ok() && b.ok() && d.ok() && ws.ok());
+  args.a = a.get(); args.lda = 16;
+  args.b = b.get(); args.ldb = 16;
+  args.d = d.get(); args.ldd = 16;
+  EXPECT_EQ(Tf32NN::workspace_size(args), std::size_t(16 * 16 * 4));
+  EXPECT_EQ(Tf32NN::tier(args), tilepipe::GemmTier::kAmpere);
+  tilepipe::Status s = Tf32NN::run_on(tilepipe::GemmTier::kHopper, args);
+  EXPECT_EQ(s.code(), tilepipe::Status::Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("workspace is a null pointer"), std::string::npos) << s.message();
+  args.workspace = ws.get();
+  args.workspace_bytes = ws.bytes();
+  EXPECT_EQ(Tf32NN::tier(args),
+            hopper_tier_available() ? tilepipe::GemmTier::kHopper : tilepipe::GemmTier::kAmpere);
+  args.workspace_bytes = ws.bytes() - 4;
+  s = Tf32NN::run(args);
+  EXPECT_EQ(s.code(), tilepipe::Status::Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("workspace_bytes = 1020 is less than the 1024 bytes"), std::string::npos)
+      << s.message();
+  // The fallback, on every device: the harness gives a GEMM the workspace its workspace_size
+  // asks for, so a GEMM that asks for none runs NN with a null workspace, on the Ampere tier.
+  struct NoWorkspace : Tf32NN {
+    static std::size_t workspace_size(const Arguments&) { return 0; }
+  };
+  run_exact<NoWorkspace, float>(1850);
+}
+
+TEST(GemmF32, Tf32NNHopperExactOnSmallIntegers) {
+  SKIP_WITHOUT_HOPPER_TIER();
+  // The exact cases on the Hopper tier through A's K-major copy (NN, f32 out) and through both
+  // copies (NT, f16 out): edges, K below the k-block and the slot, beta, batches with padded
+  // leading dimensions (lda > M, ldb > N), both D layouts; the workspace between guard bands.
+  run_exact<Tf32NNHopper, float>(1700);
+  run_exact<Tf32NTHopper, __half>(1710);
+  // B shared by every batch (one copy of it for NT), several tiles per persistent block, K = 0.
+  tptest::run_gemm_case<Tf32NTHopper, float, __half>(
+      {130, 260, 70, Layout::kRowMajor, 1.0f, 0.0f, 3, 8, /*broadcast_b=*/true},
+      Reference::kExactCpu, 1720);
+  tptest::run_gemm_case<Tf32NNHopper, float, float>({520, 700, 333, Layout::kRowMajor, 1.0f, 0.5f},
+                                                    Reference::kExactCpu, 1730);
+  tptest::run_gemm_case<Tf32NN, float, float>({33, 65, 0, Layout::kRowMajor, 1.0f, 2.0f},
+                                              Reference::kExactCpu, 1740);
+}
+
+TEST(GemmF32, Tf32NNHopperWithinBoundOnUniformInputs) {
+  SKIP_WITHOUT_HOPPER_TIER();
+  // Uniform inputs within the Hopper tier's bound (inputs not rounded: 2^-10), through run (which
+  // takes the Hopper tier here, given the workspace) and run_on; M, N and K none a multiple of
+  // the tile or the slot.
+  run_checked<Tf32NN, float>(131, 257, 300, uniform, uniform, identity, Tf32Bound{0x1p-24, 0x1p-10},
+                             1750);
+  run_checked<Tf32NNHopper, float>(200, 72, 1000, uniform, uniform, identity,
+                                   Tf32Bound{0x1p-24, 0x1p-10}, 1760);
+  run_checked<Tf32NTHopper, __half>(129, 300, 517, uniform, uniform, identity,
+                                    Tf32Bound{0x1p-11, 0x1p-10}, 1770);
 }

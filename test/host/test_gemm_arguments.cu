@@ -250,8 +250,9 @@ TEST(GemmArguments, F32InputsMoveInFourElementVectors) {
 
 TEST(GemmArguments, Tf32HopperTierIsKMajorOnly) {
   // wgmma reads tf32 operands only K-major: GemmSm90 takes float A and B as A row-major and B
-  // column-major (any other layout stops at a static_assert; the trait says the same), and
-  // GemmMultistage's tf32 tile has a Hopper tier in that layout only.
+  // column-major (any other layout stops at a static_assert; the trait says the same).
+  // GemmMultistage's tf32 tile has a Hopper tier in every layout: it runs that GemmSm90 on
+  // K-major copies of A column-major and B row-major.
   using tilepipe::hopper_tier_supports_v;
   static_assert(hopper_tier_supports_v<float, Layout::kRowMajor, Layout::kColumnMajor>);
   static_assert(!hopper_tier_supports_v<float, Layout::kColumnMajor, Layout::kColumnMajor>);
@@ -266,7 +267,10 @@ TEST(GemmArguments, Tf32HopperTierIsKMajorOnly) {
   using SimtTN = tilepipe::GemmMultistage<float, float, Layout::kRowMajor, Layout::kColumnMajor, 4,
                                           tilepipe::Identity,
                                           tilepipe::DefaultF32TileConfig<tilepipe::MathSimtF32>>;
-  static_assert(TN::kHasHopperTier && !NN::kHasHopperTier && !SimtTN::kHasHopperTier);
+  static_assert(TN::kHasHopperTier && NN::kHasHopperTier && !SimtTN::kHasHopperTier);
+  static_assert(!TN::kCopyA && !TN::kCopyB && NN::kCopyA && !NN::kCopyB);
+  static_assert(std::is_same_v<NN::HopperGemm, TN::HopperGemm>,
+                "tf32 NN runs the TN GemmSm90 on A's K-major copy");
 
   // A float slot is one 128-byte row of k, 32 floats: the same bytes per stage as f16's 64, so the
   // default Hopper tile and ring (128 x 256, 4 stages, 48 KB a stage) fit as they do for f16.
@@ -640,4 +644,94 @@ TEST(GemmOutputOp, UserOperatorWithoutCheckIsAccepted) {
   auto a = args_with(AddRowTimesCol{});
   a.d = nullptr;
   EXPECT_EQ(GemmOp<AddRowTimesCol>::check_arguments(a).code(), Status::Code::kInvalidArgument);
+}
+
+// tf32 with A column-major or B row-major: the Hopper tier's K-major copies take
+// workspace_size(args) bytes (K rounded up to 4 floats a row, per batch unless the batch stride
+// is 0), asked for only where the Hopper tier would copy; without a workspace the arguments are
+// valid (the Ampere tier runs them), and a workspace that is given is checked like split-K's.
+namespace {
+
+using Tf32Tile = tilepipe::DefaultF32TileConfig<tilepipe::MathTF32>;
+using Tf32NN = tilepipe::GemmMultistage<float, float, Layout::kColumnMajor, Layout::kColumnMajor, 3,
+                                        tilepipe::Identity, Tf32Tile>;
+using Tf32NT = tilepipe::GemmMultistage<float, float, Layout::kColumnMajor, Layout::kRowMajor, 3,
+                                        tilepipe::Identity, Tf32Tile>;
+using Tf32TN = tilepipe::GemmMultistage<float, float, Layout::kRowMajor, Layout::kColumnMajor, 3,
+                                        tilepipe::Identity, Tf32Tile>;
+
+// 100 x 200 x 301 in batches of 3: A column-major (lda 104), B column-major (ldb 304), D
+// row-major, C = D in place; the workspace far from all of them.
+Tf32NN::Arguments tf32_nn_args() {
+  Tf32NN::Arguments a;
+  a.m = 100; a.n = 200; a.k = 301;
+  a.a = fake<const float>(0x1000000); a.lda = 104; a.batch_stride_a = 104 * 301;
+  a.b = fake<const float>(0x2000000); a.ldb = 304; a.batch_stride_b = 304 * 200;
+  a.d = fake<float>(0x3000000); a.ldd = 200; a.batch_stride_d = 200 * 100;
+  a.c = a.d; a.ldc = a.ldd; a.batch_stride_c = a.batch_stride_d;
+  a.beta = 1.0f;
+  a.batch_count = 3;
+  a.workspace = fake<void>(0x8000000);
+  a.workspace_bytes = Tf32NN::workspace_size(a);
+  return a;
+}
+
+void expect_copy_invalid(const Tf32NN::Arguments& args, const std::string& names) {
+  const Status s = Tf32NN::check_arguments(args);
+  EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(s.message().find(names), std::string::npos)
+      << "message \"" << s.message() << "\" should name " << names;
+}
+
+}  // namespace
+
+TEST(GemmArgumentsTf32Copy, WorkspaceSize) {
+  auto a = tf32_nn_args();
+  // A's copy: 100 rows of 304 floats (301 rounded up to 4), one per batch.
+  EXPECT_EQ(a.workspace_bytes, std::size_t(3) * 100 * 304 * 4);
+  EXPECT_TRUE(Tf32NN::check_arguments(a).ok()) << Tf32NN::check_arguments(a).message();
+  auto b = a; b.batch_stride_a = 0;  // one A for every batch: one copy
+  EXPECT_EQ(Tf32NN::workspace_size(b), std::size_t(100) * 304 * 4);
+  b = a; b.k = 0;  // nothing read, nothing copied
+  EXPECT_EQ(Tf32NN::workspace_size(b), 0u);
+  b = a; b.lda = 101;  // not 16-byte aligned: the narrow kernel, no copy
+  EXPECT_EQ(Tf32NN::workspace_size(b), 0u);
+  b = a; b.n = 0;
+  EXPECT_EQ(Tf32NN::workspace_size(b), 0u);
+  // Both copies for A column-major and B row-major (B's after A's), none for TN.
+  Tf32NT::Arguments nt = a;
+  nt.ldb = 200; nt.batch_stride_b = 200 * 301;
+  EXPECT_EQ(Tf32NT::workspace_size(nt), std::size_t(3) * (100 + 200) * 304 * 4);
+  EXPECT_EQ(Tf32TN::workspace_size(a), 0u);
+  const auto w = tilepipe::KMajorWorkspace::make(true, true, 100, 200, 301, 3, 1, 1);
+  EXPECT_EQ(w.ld, 304);
+  EXPECT_EQ(w.batch_stride_a, 100 * 304);
+  EXPECT_EQ(w.batch_stride_b, 200 * 304);
+  EXPECT_EQ(w.offset_b, std::size_t(3) * 100 * 304 * 4);
+}
+
+TEST(GemmArgumentsTf32Copy, NoWorkspaceIsValid) {
+  auto a = tf32_nn_args();
+  a.workspace = nullptr;
+  a.workspace_bytes = 0;
+  EXPECT_TRUE(Tf32NN::check_arguments(a).ok()) << Tf32NN::check_arguments(a).message();
+}
+
+TEST(GemmArgumentsTf32Copy, MisusedWorkspaceIsRefused) {
+  const std::string needed = std::to_string(tf32_nn_args().workspace_bytes);
+  auto a = tf32_nn_args(); a.workspace_bytes -= 4;
+  expect_copy_invalid(a, "workspace_bytes = " + std::to_string(a.workspace_bytes) + " is less than the " + needed);
+  a = tf32_nn_args(); a.workspace_bytes = 0;
+  expect_copy_invalid(a, "workspace_bytes = 0 is less than");
+  a = tf32_nn_args(); a.workspace = fake<void>(0x8000008);
+  expect_copy_invalid(a, "workspace is not 16-byte aligned");
+  a = tf32_nn_args(); a.workspace = fake<void>(0x3000000 + 64);
+  expect_copy_invalid(a, "the tf32 copy workspace overlaps D");
+  a = tf32_nn_args(); a.workspace = fake<void>(0x1000000 - 1024);
+  expect_copy_invalid(a, "the tf32 copy workspace overlaps A");
+  a = tf32_nn_args(); a.workspace = fake<void>(0x2000000 + 1024);
+  expect_copy_invalid(a, "the tf32 copy workspace overlaps B");
+  // More than needed is fine.
+  a = tf32_nn_args(); a.workspace_bytes += 1000;
+  EXPECT_TRUE(Tf32NN::check_arguments(a).ok()) << Tf32NN::check_arguments(a).message();
 }

@@ -37,6 +37,11 @@ namespace tilepipe {
 //! one, e.g. when K fits in one k-tile: then no workspace is needed and the ordinary kernel runs),
 //! be 16-byte aligned and overlap none of A, B, C and D; GEMMs that may run at the same time need
 //! workspaces of their own.
+//!
+//! tf32 (float A and B, `DefaultF32TileConfig<MathTF32>`) with A column-major or B row-major uses
+//! the same `workspace` for the K-major copies of those operands that the Hopper tier multiplies
+//! (`GemmMultistage::workspace_size(args)` bytes, with the same rules); without one it runs on the
+//! Ampere tier.
 template <class ElementAB, class ElementD, class OutputOp = Identity>
 struct GemmArguments {
   int m = 0, n = 0, k = 0;
@@ -51,7 +56,7 @@ struct GemmArguments {
   int batch_count = 1;
   std::int64_t batch_stride_a = 0, batch_stride_b = 0, batch_stride_c = 0, batch_stride_d = 0;
   int split_k = 1;                 //!< slices of K (1: no split-K)
-  void* workspace = nullptr;       //!< f32 partial products, when split-K runs
+  void* workspace = nullptr;       //!< split-K's f32 partial products, or tf32's K-major copies
   std::size_t workspace_bytes = 0; //!< size of `workspace`
   OutputOp output_op{};            //!< applied to every element of D (output_ops.cuh)
 };
@@ -119,7 +124,7 @@ struct GemmArgumentChecks {
     if (s) s = check_output_op(a.output_op, a.m, a.n);
     if (s) s = check_batches(a, reads_ab, reads_c, any);
     if (s) s = check_aliasing(a, reads_ab, reads_c);
-    if (s) s = check_split_k(a, slices, workspace_needed, split_k_compiled, reads_ab, reads_c);
+    if (s) s = check_split_k(a, slices, workspace_needed, split_k_compiled);
     return s;
   }
 
@@ -242,7 +247,7 @@ struct GemmArgumentChecks {
   // separateness from every matrix.
   template <class Args>
   static Status check_split_k(const Args& a, const SplitKSlices& slices, std::size_t needed,
-                              bool split_k_compiled, bool reads_ab, bool reads_c) {
+                              bool split_k_compiled) {
     if (slices.count <= 1) return Status::success();
     const std::string what = describe("split_k", a.split_k) + " (" +
                              std::to_string(slices.count) + " slices of K = " + std::to_string(a.k) + ")";
@@ -254,6 +259,18 @@ struct GemmArgumentChecks {
     if (a.workspace == nullptr)
       return invalid(what + " needs a workspace of " + std::to_string(needed) +
                      " bytes (workspace_size(args)), but workspace is a null pointer");
+    return check_workspace(a, needed, what, "the split-K workspace");
+  }
+
+ public:
+  //! A workspace that `what` needs `needed` bytes of (`purpose` names it in messages, "the
+  //! split-K workspace"): at least that large, 16-byte aligned, and overlapping none of the
+  //! matrices the GEMM reads or writes. The caller has checked that it is not null.
+  template <class Args>
+  static Status check_workspace(const Args& a, std::size_t needed, const std::string& what,
+                                const std::string& purpose) {
+    const bool reads_ab = a.k > 0;
+    const bool reads_c = a.beta != 0.0f;
     if (a.workspace_bytes < needed)
       return invalid("workspace_bytes = " + std::to_string(a.workspace_bytes) + " is less than the " +
                      std::to_string(needed) + " bytes that " + what + " needs (workspace_size(args))");
@@ -261,10 +278,10 @@ struct GemmArgumentChecks {
       return invalid("workspace is not 16-byte aligned");
     const auto first = reinterpret_cast<std::uintptr_t>(a.workspace);
     const Range w{first, first + needed};
-    if (w.overlaps(range_d(a))) return invalid("the split-K workspace overlaps D in memory");
-    if (reads_c && w.overlaps(range_c(a))) return invalid("the split-K workspace overlaps C in memory");
-    if (reads_ab && w.overlaps(range_a(a))) return invalid("the split-K workspace overlaps A in memory");
-    if (reads_ab && w.overlaps(range_b(a))) return invalid("the split-K workspace overlaps B in memory");
+    if (w.overlaps(range_d(a))) return invalid(purpose + " overlaps D in memory");
+    if (reads_c && w.overlaps(range_c(a))) return invalid(purpose + " overlaps C in memory");
+    if (reads_ab && w.overlaps(range_a(a))) return invalid(purpose + " overlaps A in memory");
+    if (reads_ab && w.overlaps(range_b(a))) return invalid(purpose + " overlaps B in memory");
     return Status::success();
   }
 };

@@ -2,10 +2,11 @@
 //! \file
 //! GemmMultistage: the provided GEMM, `D = op(alpha * A * B + beta * C)` on tensor cores, and its
 //! host launcher. It has two tiers: the Ampere tier (cp.async, ldmatrix, mma.sync; any sm_80+
-//! GPU) and, with the default tile (or the tf32 one, A row-major and B column-major) on an sm_90
-//! GPU in a build for `90a`, the Hopper tier (TMA, mbarriers, wgmma: gemm_sm90.cuh). The parts
-//! live next door: the arguments and their checks (arguments.cuh), the kernels (kernel.cuh,
-//! kernel_sm90.cuh), split-K (split_k.cuh), the default tile (default_policy.cuh).
+//! GPU) and, with the default tile (or the tf32 one) on an sm_90 GPU in a build for `90a`, the
+//! Hopper tier (TMA, mbarriers, wgmma: gemm_sm90.cuh). The parts live next door: the arguments
+//! and their checks (arguments.cuh), the kernels (kernel.cuh, kernel_sm90.cuh), split-K
+//! (split_k.cuh), the K-major copies of tf32 operands (k_major_transpose.cuh), the default tile
+//! (default_policy.cuh).
 
 #include <cuda_runtime.h>
 
@@ -22,6 +23,7 @@
 #include "arguments.cuh"
 #include "default_policy.cuh"
 #include "gemm_sm90.cuh"
+#include "k_major_transpose.cuh"
 #include "kernel.cuh"
 #include "split_k.cuh"
 
@@ -83,16 +85,28 @@ inline const char* to_string(GemmTier t) { return t == GemmTier::kHopper ? "hopp
 //! `workspace_size` is 0). `AnyAlignment = false` compiles only the 16-byte kernels and refuses
 //! such arguments, naming the first misaligned one.
 //!
-//! **Tiers.** With the default `Tile` (whose math is `MathDefault`), or with float A and B,
-//! `DefaultF32TileConfig<MathTF32>`, A row-major and B column-major (wgmma's tf32 reads only
-//! K-major operands), and 2..6 stages, `run` takes the Hopper tier (`GemmSm90` with the same
-//! `Stages`, its own 128 x 256 or 128 x 128 tile) when the current device is an sm_90 GPU running
-//! this program's `sm_90a` code and the call does not split K; otherwise the Ampere tier. Any other
-//! math or tile (f16 accumulation, SIMT f32, tf32 in other layouts) always runs on the Ampere tier.
-//! On the Hopper tier tf32 inputs are not rounded first (wgmma reads the f32 bits as they are, see
+//! **Tiers.** With the default `Tile` (whose math is `MathDefault`), or with float A and B and
+//! `DefaultF32TileConfig<MathTF32>`, and 2..6 stages, `run` takes the Hopper tier (`GemmSm90` with
+//! the same `Stages`, its own 128 x 256 or 128 x 128 tile) when the current device is an sm_90 GPU
+//! running this program's `sm_90a` code and the call does not split K; otherwise the Ampere tier.
+//! Any other math or tile (f16 accumulation, SIMT f32) always runs on the Ampere tier. On the
+//! Hopper tier tf32 inputs are not rounded first (wgmma reads the f32 bits as they are, see
 //! MathTF32). `tier(args)` says which one a call takes. A program built for plain `90` (no `a`)
 //! runs the Ampere tier on Hopper GPUs, and arguments that are not 16-byte aligned run the Ampere
 //! tier's narrow kernel (TMA needs 16 bytes).
+//!
+//! **tf32 in other layouts than TN.** wgmma reads tf32 operands from shared memory only K-major
+//! (A row-major, B column-major). For A column-major or B row-major the Hopper tier first copies
+//! that operand K-major into `args.workspace` (`transpose_to_k_major`, one kernel per operand,
+//! on the same stream) and runs `GemmSm90` for A row-major and B column-major on the copy; the
+//! copy is part of the call and of its time. `workspace_size(args)` gives the bytes (K rounded up
+//! to 4 floats per row of the copy, times M or N, times the batches of an operand whose batch
+//! stride is not 0); it is 0 where nothing would be copied (K = 0, arguments not 16-byte aligned,
+//! split-K, or no Hopper tier in this instantiation). Without a workspace (`workspace` null) such
+//! a call runs on the Ampere tier, as it did before the Hopper tier took these layouts (`tier`
+//! says so, and `run_on(GemmTier::kHopper, ...)` fails naming `workspace`); a workspace that is
+//! given is checked on every device like split-K's: at least `workspace_size(args)` bytes, 16-byte
+//! aligned, apart from A, B, C and D.
 template <class ElementAB, class ElementD, Layout LayoutA, Layout LayoutB, int Stages = 4,
           class OutputOp = Identity, class Tile = DefaultTileConfig<Stages>, bool SplitK = false,
           bool AnyAlignment = true>
@@ -143,17 +157,25 @@ class GemmMultistage {
   static constexpr std::size_t kSharedBytes = Kernel::kSharedBytes;
   static constexpr int kMaxExtent = detail::GemmArgumentChecks<LayoutA, LayoutB>::kMaxExtent;
   //! Whether this instantiation has a Hopper tier: 2..6 stages, and the default tile with its
-  //! MathDefault, or float A and B with `DefaultF32TileConfig<MathTF32>` in the layouts wgmma's
-  //! tf32 takes (A row-major, B column-major).
+  //! MathDefault, or float A and B with `DefaultF32TileConfig<MathTF32>` (in any layout: see
+  //! kCopyA and kCopyB).
   static constexpr bool kHasHopperTier =
       (std::is_same_v<Tile, DefaultTileConfig<Stages>> ||
-       (std::is_same_v<Tile, DefaultF32TileConfig<MathTF32>> &&
-        hopper_tier_supports_v<ElementAB, LayoutA, LayoutB>)) &&
+       std::is_same_v<Tile, DefaultF32TileConfig<MathTF32>>) &&
       Stages >= 2 && Stages <= 6;
-  //! The Hopper tier's GEMM (`void` without one).
-  using HopperGemm = std::conditional_t<kHasHopperTier,
-                                        GemmSm90<ElementAB, ElementD, LayoutA, LayoutB, Stages, OutputOp>,
-                                        void>;
+  //! Whether the Hopper tier copies A (column-major float) or B (row-major float) K-major into
+  //! the workspace first: wgmma reads tf32 only K-major (hopper_tier_supports_v).
+  static constexpr bool kCopyA =
+      kHasHopperTier && std::is_same_v<ElementAB, float> && LayoutA == Layout::kColumnMajor;
+  static constexpr bool kCopyB =
+      kHasHopperTier && std::is_same_v<ElementAB, float> && LayoutB == Layout::kRowMajor;
+  //! The Hopper tier's GEMM (`void` without one): for float, always A row-major and B
+  //! column-major, reading the K-major copies where A or B are not.
+  using HopperGemm = std::conditional_t<
+      kHasHopperTier,
+      GemmSm90<ElementAB, ElementD, kCopyA ? Layout::kRowMajor : LayoutA,
+               kCopyB ? Layout::kColumnMajor : LayoutB, Stages, OutputOp>,
+      void>;
 
   //! The tier `run(args)` takes on the current device (for arguments `can_implement` accepts).
   static GemmTier tier(const Arguments& args) {
@@ -185,9 +207,13 @@ class GemmMultistage {
 
   //! The argument part of `can_implement`: queries no device, so it works without a GPU.
   static Status check_arguments(const Arguments& a) {
-    return detail::GemmArgumentChecks<LayoutA, LayoutB>::check(
-        a, Policy::Tile::kM, Policy::Tile::kN, split_k_slices(a), workspace_size(a), SplitK,
-        AnyAlignment);
+    using Checks = detail::GemmArgumentChecks<LayoutA, LayoutB>;
+    Status s = Checks::check(a, Policy::Tile::kM, Policy::Tile::kN, split_k_slices(a),
+                             workspace_size(a), SplitK, AnyAlignment);
+    // The copies' workspace, where one is given (without one the call runs on the Ampere tier).
+    if (s && copies_operands(a) && a.workspace != nullptr)
+      s = Checks::check_workspace(a, workspace_size(a), kCopyWhat, "the tf32 copy workspace");
+    return s;
   }
 
   //! The device part of `can_implement`, from the properties of device `device` (separate so
@@ -206,13 +232,15 @@ class GemmMultistage {
     return tilepipe::split_k_slices(args.k, narrow ? 1 : args.split_k, Policy::Tile::kK);
   }
 
-  //! Bytes of workspace `run` needs for `args`: 0 unless split-K runs (more than one effective
-  //! slice, see `split_k_slices`); then `slices x batches x M x N` floats (N or M rounded up to 4).
+  //! Bytes of workspace `run` needs for `args`: where split-K runs (more than one effective
+  //! slice, see `split_k_slices`) `slices x batches x M x N` floats (N or M rounded up to 4);
+  //! where the Hopper tier would copy tf32 A or B K-major (`kCopyA`, `kCopyB`), the copies'
+  //! bytes (KMajorWorkspace), whatever the current device; else 0.
   static std::size_t workspace_size(const Arguments& args) {
     if (args.m <= 0 || args.n <= 0 || args.batch_count <= 0) return 0;
     const SplitKSlices slices = split_k_slices(args);
-    if (slices.count <= 1) return 0;
-    return workspace_layout(args, slices.count).bytes();
+    if (slices.count > 1) return workspace_layout(args, slices.count).bytes();
+    return copies_operands(args) ? copy_layout(args).bytes : 0;
   }
 
   //! Checks the arguments and launches on `stream`, on the Hopper tier where it can run them
@@ -223,7 +251,7 @@ class GemmMultistage {
     if (args.m == 0 || args.n == 0 || args.batch_count == 0) return Status::success();
     if constexpr (kHasHopperTier) {
       typename HopperGemm::Params p{};
-      if (hopper_params(p, args)) return HopperGemm::launch(p, stream);
+      if (hopper_params(p, args)) return launch_hopper(p, args, stream);
     }
     return run_ampere(args, stream);
   }
@@ -239,13 +267,13 @@ class GemmMultistage {
         s = hopper_params(p, args);
         if (!s) return s;
         if (args.m == 0 || args.n == 0 || args.batch_count == 0) return Status::success();
-        return HopperGemm::launch(p, stream);
+        return launch_hopper(p, args, stream);
       } else {
         return Status::error(Status::Code::kInvalidArgument,
                              "GemmMultistage: this instantiation has no Hopper tier (it needs "
                              "2..6 stages and f16 or bf16 A and B with the default Tile, whose "
                              "math is MathDefault, or float A and B with "
-                             "DefaultF32TileConfig<MathTF32>, A row-major and B column-major)");
+                             "DefaultF32TileConfig<MathTF32>)");
       }
     }
     if (args.m == 0 || args.n == 0 || args.batch_count == 0) return Status::success();
@@ -253,17 +281,94 @@ class GemmMultistage {
   }
 
  private:
+  static constexpr const char* kCopyWhat =
+      "the K-major copy of tf32 A (column-major) or B (row-major) for the Hopper tier";
+
+  // Whether the Hopper tier copies A or B of `a` K-major: tf32 A column-major or B row-major, a
+  // problem with something to multiply, 16-byte aligned (else the narrow kernel runs it), and no
+  // split-K (which runs on the Ampere tier).
+  static bool copies_operands(const Arguments& a) {
+    return (kCopyA || kCopyB) && a.m > 0 && a.n > 0 && a.k > 0 && a.batch_count > 0 &&
+           vector_aligned(a) && split_k_slices(a).count <= 1;
+  }
+
+  static KMajorWorkspace copy_layout(const Arguments& a) {
+    return KMajorWorkspace::make(kCopyA, kCopyB, a.m, a.n, a.k, a.batch_count, a.batch_stride_a,
+                                 a.batch_stride_b);
+  }
+
+  // The arguments GemmSm90 runs for `a`: A and B replaced by their K-major copies where made.
+  static Arguments hopper_arguments(const Arguments& a) {
+    Arguments h = a;
+    if (!copies_operands(a)) return h;
+    const KMajorWorkspace w = copy_layout(a);
+    auto* base = static_cast<unsigned char*>(a.workspace);
+    if (kCopyA) {
+      h.a = reinterpret_cast<const ElementAB*>(base);
+      h.lda = w.ld;
+      h.batch_stride_a = w.batch_stride_a;
+    }
+    if (kCopyB) {
+      h.b = reinterpret_cast<const ElementAB*>(base + w.offset_b);
+      h.ldb = w.ld;
+      h.batch_stride_b = w.batch_stride_b;
+    }
+    h.workspace = nullptr;
+    h.workspace_bytes = 0;
+    return h;
+  }
+
   // The Hopper tier's parameters for `args` (already accepted by can_implement), if it takes
-  // them: an sm_90a device, no split-K, and tensor maps TMA accepts. Otherwise the reason.
+  // them: an sm_90a device, no split-K, a workspace for the copies of tf32 operands that are not
+  // K-major, and tensor maps TMA accepts. Otherwise the reason.
   template <class HopperParams>
   static Status hopper_params(HopperParams& p, const Arguments& args) {
     if (split_k_slices(args).count > 1)
       return Status::error(Status::Code::kInvalidArgument,
                            "GemmMultistage: split_k = " + std::to_string(args.split_k) +
                                " runs on the Ampere tier only");
-    Status s = HopperGemm::can_implement(args);
-    if (s) s = HopperGemm::make_params(p, args);
+    if ((kCopyA || kCopyB) && args.m > 0 && args.n > 0 && args.k > 0 && args.batch_count > 0) {
+      if (!vector_aligned(args))
+        return Status::error(Status::Code::kInvalidArgument,
+                             "GemmMultistage: tf32 with A column-major or B row-major takes the "
+                             "Hopper tier only with 16-byte aligned arguments (the narrow kernel "
+                             "runs the others)");
+      if (args.workspace == nullptr)
+        return Status::error(Status::Code::kInvalidArgument,
+                             std::string("GemmMultistage: ") + kCopyWhat + " needs a workspace of " +
+                                 std::to_string(workspace_size(args)) +
+                                 " bytes (workspace_size(args)), but workspace is a null pointer; "
+                                 "without one the call runs on the Ampere tier");
+    }
+    const Arguments h = hopper_arguments(args);
+    Status s = HopperGemm::can_implement(h);
+    if (s) s = HopperGemm::make_params(p, h);
     return s;
+  }
+
+  // The Hopper tier: the K-major copies of A and B where `args` needs them, then GemmSm90, all
+  // on `stream`. `p` is hopper_params' for `args`.
+  template <class HopperParams>
+  static Status launch_hopper(const HopperParams& p, const Arguments& args, cudaStream_t stream) {
+    if constexpr (kCopyA || kCopyB) {  // f16 and bf16 instantiations compile no copy kernel
+      if (!copies_operands(args)) return HopperGemm::launch(p, stream);
+      const KMajorWorkspace w = copy_layout(args);
+      auto* base = static_cast<unsigned char*>(args.workspace);
+      const int batches = args.batch_count;
+      Status s;
+      if (kCopyA)  // A column-major: K lines of M floats
+        s = detail::transpose_to_k_major(
+            {reinterpret_cast<const float*>(args.a), args.lda, args.batch_stride_a,
+             reinterpret_cast<float*>(base), w.ld, w.batch_stride_a, args.m, args.k},
+            w.batch_stride_a != 0 ? batches : 1, stream);
+      if (s && kCopyB)  // B row-major: K lines of N floats
+        s = detail::transpose_to_k_major(
+            {reinterpret_cast<const float*>(args.b), args.ldb, args.batch_stride_b,
+             reinterpret_cast<float*>(base + w.offset_b), w.ld, w.batch_stride_b, args.n, args.k},
+            w.batch_stride_b != 0 ? batches : 1, stream);
+      if (!s) return s;
+    }
+    return HopperGemm::launch(p, stream);
   }
 
   // The Ampere tier: split-K where asked for, else the one kernel. The arguments have been checked.

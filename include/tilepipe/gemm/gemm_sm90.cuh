@@ -34,7 +34,8 @@ using DefaultHopperTileConfig =
 //! Whether the Hopper tier multiplies A and B of type `ElementAB` in layouts `LayoutA` and
 //! `LayoutB`: `__half` and `__nv_bfloat16` in every layout; `float` (as tf32) only with both
 //! K-major, A row-major and B column-major, because wgmma reads tf32 operands from shared memory
-//! only K-major (the PTX ISA has no transpose for them).
+//! only K-major (the PTX ISA has no transpose for them). GemmMultistage runs tf32 in the other
+//! layouts on this tier by copying A or B K-major first (k_major_transpose.cuh).
 template <class ElementAB, Layout LayoutA, Layout LayoutB>
 inline constexpr bool hopper_tier_supports_v =
     std::is_same_v<ElementAB, __half> || std::is_same_v<ElementAB, __nv_bfloat16> ||
@@ -62,7 +63,7 @@ class GemmSm90 {
   static_assert(hopper_tier_supports_v<ElementAB, LayoutA, LayoutB>,
                 "GemmSm90: float A and B run as tf32, and wgmma reads tf32 only K-major: A must be "
                 "row-major and B column-major (GemmMultistage with a MathTF32 tile runs the other "
-                "layouts on the Ampere tier)");
+                "layouts here on K-major copies it makes in its workspace)");
   static_assert(is_supported_element_v<ElementD>,
                 "GemmSm90: C and D must be __half, __nv_bfloat16 or float");
   static_assert(Config::kStages == Stages,

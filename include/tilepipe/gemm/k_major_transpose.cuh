@@ -1,0 +1,147 @@
+#pragma once
+//! \file
+//! The K-major copy of an f32 operand: how GemmMultistage runs tf32 with A column-major or B
+//! row-major on the Hopper tier, whose wgmma reads tf32 operands from shared memory only K-major.
+//! `KMajorWorkspace` places the copies in the caller's workspace; `transpose_to_k_major` makes
+//! one, a kernel of 32 x 32 tiles through shared memory (layout/transpose_tile.cuh) with 16-byte
+//! loads and stores, before the GEMM reads it with TMA.
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "../layout/transpose_tile.cuh"
+#include "../status.cuh"
+
+namespace tilepipe {
+
+//! Where the K-major copies of A (`m x k`, then row-major) and B (`k x n`, then column-major) lie
+//! in a workspace: A's at its start, B's after it. Each copy's rows (A's rows, B's columns) are
+//! `ld` floats apart, K rounded up to 4 (TMA's strides are multiples of 16 bytes); an operand
+//! whose batch stride is 0 (or with one batch) is copied once, else once per batch.
+struct KMajorWorkspace {
+  std::int64_t ld = 0;              //!< leading dimension of both copies
+  std::int64_t batch_stride_a = 0;  //!< elements between A's copies, 0 for one copy
+  std::int64_t batch_stride_b = 0;  //!< elements between B's copies, 0 for one copy
+  std::size_t offset_b = 0;         //!< bytes from the workspace's start to B's copy
+  std::size_t bytes = 0;            //!< the whole workspace
+
+  //! The layout for the copies of A (`copy_a`) and B (`copy_b`) of one GEMM's arguments.
+  static KMajorWorkspace make(bool copy_a, bool copy_b, int m, int n, int k, int batches,
+                              std::int64_t batch_stride_a, std::int64_t batch_stride_b) {
+    KMajorWorkspace w;
+    w.ld = (std::int64_t(k) + 3) / 4 * 4;
+    const bool batched_a = batches > 1 && batch_stride_a != 0;
+    const bool batched_b = batches > 1 && batch_stride_b != 0;
+    w.batch_stride_a = batched_a ? m * w.ld : 0;
+    w.batch_stride_b = batched_b ? n * w.ld : 0;
+    const std::int64_t elements_a = copy_a ? m * w.ld * (batched_a ? batches : 1) : 0;
+    const std::int64_t elements_b = copy_b ? n * w.ld * (batched_b ? batches : 1) : 0;
+    // ld is a multiple of 4 floats, so B's copy starts 16-byte aligned.
+    w.offset_b = static_cast<std::size_t>(elements_a) * sizeof(float);
+    w.bytes = static_cast<std::size_t>(elements_a + elements_b) * sizeof(float);
+    return w;
+  }
+};
+
+//! One K-major copy: `src` holds `batches` matrices of `k` lines of `rows` contiguous floats
+//! (line `kk` at `src + kk * ld_src`: A column-major, rows = M, or B row-major, rows = N);
+//! `dst` receives each as `rows` lines of K contiguous floats, line `r` at `dst + r * ld_dst`.
+struct KMajorTransposeParams {
+  const float* src;
+  std::int64_t ld_src, batch_stride_src;
+  float* dst;
+  std::int64_t ld_dst, batch_stride_dst;
+  int rows, k;
+};
+
+//! Threads of a block of the copy: one 16-byte chunk of the 32 x 32 tile each.
+inline constexpr int kKMajorTransposeThreads =
+    TransposeTile::kExtent * TransposeTile::kChunksPerRow;
+
+//! The copy: block (x, batch) walks tiles x, x + gridDim.x, ... of batch `blockIdx.y`. Thread
+//! t loads chunk `t % 8` of source line `t / 8` of the tile (4 consecutive rows at one k),
+//! writes its four floats down a column of the shared tile, and after the barrier stores chunk
+//! `t % 8` of the copy's line `t / 8` (4 consecutive k of one row). Outside `rows x k` it loads
+//! zeros, and it stores only the chunks that begin inside, so each line of the copy is written
+//! up to K rounded up to 4 (the zeros past K stay inside `ld_dst`) and nothing else.
+template <int = 0>
+__global__ void __launch_bounds__(kKMajorTransposeThreads)
+    k_major_transpose_kernel(const KMajorTransposeParams p) {
+  using L = TransposeTile;
+  constexpr int kN = L::kExtent, kC = L::kChunk;
+  __shared__ alignas(16) float tile[L::kElements];  // (rows, k) of the copy, swizzled chunks
+  const float* src = p.src + blockIdx.y * p.batch_stride_src;
+  float* dst = p.dst + blockIdx.y * p.batch_stride_dst;
+  const int line = static_cast<int>(threadIdx.x) / L::kChunksPerRow;
+  const int chunk = static_cast<int>(threadIdx.x) % L::kChunksPerRow;
+  const long long tiles_rows = (p.rows + kN - 1) / kN;
+  const long long tiles = tiles_rows * ((p.k + kN - 1) / kN);
+  for (long long t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const int r0 = static_cast<int>(t % tiles_rows) * kN, k0 = static_cast<int>(t / tiles_rows) * kN;
+    // Load: 4 rows (r, .. r + 3) at k; a chunk that reaches past `rows` element by element.
+    const int k = k0 + line, r = r0 + kC * chunk;
+    float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    if (k < p.k) {
+      const float* s = src + k * p.ld_src + r;
+      if (r + kC <= p.rows) {
+        v = *reinterpret_cast<const float4*>(s);
+      } else {
+        if (r < p.rows) v.x = s[0];
+        if (r + 1 < p.rows) v.y = s[1];
+        if (r + 2 < p.rows) v.z = s[2];
+      }
+    }
+    tile[L::offset(kC * chunk + 0, line)] = v.x;
+    tile[L::offset(kC * chunk + 1, line)] = v.y;
+    tile[L::offset(kC * chunk + 2, line)] = v.z;
+    tile[L::offset(kC * chunk + 3, line)] = v.w;
+    __syncthreads();
+    // Store: k .. k + 3 of one row of the copy.
+    const int row = r0 + line, kk = k0 + kC * chunk;
+    if (row < p.rows && kk < p.k)
+      *reinterpret_cast<float4*>(dst + row * p.ld_dst + kk) =
+          *reinterpret_cast<const float4*>(&tile[L::offset(line, kC * chunk)]);
+    __syncthreads();  // every read of this tile is done before the next one is written
+  }
+}
+
+namespace detail {
+
+//! Launches the K-major copy on `stream` (see KMajorTransposeParams; `batches` of them, at most
+//! 65535, 1 for a source shared by all batches). Needs 16-byte alignment: `src`, `dst`, `ld_src`, `ld_dst`
+//! and, with several batches, both batch strides multiples of 16 bytes, and `ld_dst` at least K
+//! rounded up to 4. `dst` must not overlap `src`. The caller (GemmMultistage) has checked all of
+//! it; the alignment is checked again here, because a violation would fault on the device.
+inline Status transpose_to_k_major(const KMajorTransposeParams& p, int batches, cudaStream_t stream) {
+  const auto misaligned = [](const void* ptr) { return reinterpret_cast<std::uintptr_t>(ptr) % 16 != 0; };
+  if (misaligned(p.src) || misaligned(p.dst) || p.ld_src % 4 != 0 || p.ld_dst % 4 != 0 ||
+      (batches > 1 && (p.batch_stride_src % 4 != 0 || p.batch_stride_dst % 4 != 0)) ||
+      p.ld_dst < (std::int64_t(p.k) + 3) / 4 * 4 || p.ld_src < p.rows)
+    return Status::error(Status::Code::kInvalidArgument,
+                         "transpose_to_k_major: pointers, leading dimensions and batch strides "
+                         "must be multiples of 16 bytes, ld_src >= rows and ld_dst >= K rounded "
+                         "up to 4");
+  if (batches > 65535)
+    return Status::error(Status::Code::kInvalidArgument,
+                         "transpose_to_k_major: batches = " + std::to_string(batches) +
+                             " exceeds 65535, the grid's y limit");
+  if (p.rows <= 0 || p.k <= 0 || batches <= 0) return Status::success();
+  constexpr int kN = TransposeTile::kExtent;
+  const long long tiles = ((p.rows + kN - 1LL) / kN) * ((p.k + kN - 1LL) / kN);
+  // Enough blocks to fill any GPU; larger matrices loop (a grid's x extent is finite).
+  const unsigned blocks = static_cast<unsigned>(tiles < (1LL << 20) ? tiles : (1LL << 20));
+  k_major_transpose_kernel<<<dim3(blocks, static_cast<unsigned>(batches)), kKMajorTransposeThreads,
+                             0, stream>>>(p);
+  const cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess)
+    return Status::error(Status::Code::kCudaError,
+                         std::string("transpose_to_k_major: the kernel launch failed: ") +
+                             cudaGetErrorString(e));
+  return Status::success();
+}
+
+}  // namespace detail
+}  // namespace tilepipe
