@@ -37,6 +37,16 @@ namespace tilepipe {
 //! one, e.g. when K fits in one k-tile: then no workspace is needed and the ordinary kernel runs),
 //! be 16-byte aligned and overlap none of A, B, C and D; GEMMs that may run at the same time need
 //! workspaces of their own.
+//!
+//! Stream-K (a GemmMultistage with `StreamK = true`, `GemmMultistageStreamK`): with
+//! `stream_k > 0`, a persistent grid of `min(stream_k, tiles x k-tiles x batch_count)` blocks
+//! shares the GEMM's MAC-iterations evenly (`GemmMultistage::stream_k_blocks` gives the number of
+//! blocks that fit on the device at once, the usual choice); blocks that compute only part of a
+//! tile leave f32 partial accumulators in `workspace`, and the block that completes a tile sums
+//! them in k order (deterministic) and writes the tile. The workspace rules are split-K's, with
+//! `workspace_size(args)` bytes (0 when the tiles divide evenly over the blocks). `split_k > 1` and
+//! `stream_k > 0` exclude each other. Arguments that are not 16-byte aligned, and K = 0, run
+//! without stream-K.
 template <class ElementAB, class ElementD, class OutputOp = Identity>
 struct GemmArguments {
   int m = 0, n = 0, k = 0;
@@ -51,7 +61,8 @@ struct GemmArguments {
   int batch_count = 1;
   std::int64_t batch_stride_a = 0, batch_stride_b = 0, batch_stride_c = 0, batch_stride_d = 0;
   int split_k = 1;                 //!< slices of K (1: no split-K)
-  void* workspace = nullptr;       //!< f32 partial products, when split-K runs
+  int stream_k = 0;                //!< stream-K's persistent blocks (0: no stream-K)
+  void* workspace = nullptr;       //!< f32 partial products, when split-K or stream-K runs
   std::size_t workspace_bytes = 0; //!< size of `workspace`
   OutputOp output_op{};            //!< applied to every element of D (output_ops.cuh)
 };
@@ -251,6 +262,41 @@ struct GemmArgumentChecks {
                             "GemmMultistageSplitK");
     if (slices.count > 65535)
       return invalid(what + " needs more slices than the grid's y limit of 65535");
+    return check_workspace(a, "split-K", what, needed, reads_ab, reads_c);
+  }
+
+ public:
+  //! What stream-K asks, checked before anything else: `stream_k` is not negative and not
+  //! combined with split-K.
+  template <class Args>
+  static Status check_stream_k_request(const Args& a) {
+    if (a.stream_k < 0)
+      return invalid(describe("stream_k", a.stream_k) + " is negative (0 runs without stream-K)");
+    if (a.stream_k > 0 && a.split_k > 1)
+      return invalid(describe("split_k", a.split_k) + " and " + describe("stream_k", a.stream_k) +
+                     " exclude each other; set one of them");
+    return Status::success();
+  }
+
+  //! Stream-K's checks after the others, for a GEMM that can (`compiled`) or cannot run it: where
+  //! stream-K runs (`runs`), its support and the workspace of `needed` bytes, as split-K's.
+  template <class Args>
+  static Status check_stream_k(const Args& a, bool runs, std::size_t needed, bool compiled) {
+    if (!runs) return Status::success();
+    const std::string what = describe("stream_k", a.stream_k) + " (stream-K blocks)";
+    if (!compiled)
+      return invalid(what + " needs stream-K, which this GemmMultistage is compiled without; use "
+                            "GemmMultistageStreamK");
+    if (needed == 0) return Status::success();
+    return check_workspace(a, "stream-K", what, needed, a.k > 0, a.beta != 0.0f);
+  }
+
+ private:
+  // The workspace of `needed` bytes that `what` (split_k = ..., stream_k = ...) needs: given, large
+  // enough, 16-byte aligned and apart from every matrix. `kind` names it ("split-K").
+  template <class Args>
+  static Status check_workspace(const Args& a, const char* kind, const std::string& what,
+                                std::size_t needed, bool reads_ab, bool reads_c) {
     if (a.workspace == nullptr)
       return invalid(what + " needs a workspace of " + std::to_string(needed) +
                      " bytes (workspace_size(args)), but workspace is a null pointer");
@@ -261,10 +307,11 @@ struct GemmArgumentChecks {
       return invalid("workspace is not 16-byte aligned");
     const auto first = reinterpret_cast<std::uintptr_t>(a.workspace);
     const Range w{first, first + needed};
-    if (w.overlaps(range_d(a))) return invalid("the split-K workspace overlaps D in memory");
-    if (reads_c && w.overlaps(range_c(a))) return invalid("the split-K workspace overlaps C in memory");
-    if (reads_ab && w.overlaps(range_a(a))) return invalid("the split-K workspace overlaps A in memory");
-    if (reads_ab && w.overlaps(range_b(a))) return invalid("the split-K workspace overlaps B in memory");
+    const std::string the = std::string("the ") + kind + " workspace overlaps ";
+    if (w.overlaps(range_d(a))) return invalid(the + "D in memory");
+    if (reads_c && w.overlaps(range_c(a))) return invalid(the + "C in memory");
+    if (reads_ab && w.overlaps(range_a(a))) return invalid(the + "A in memory");
+    if (reads_ab && w.overlaps(range_b(a))) return invalid(the + "B in memory");
     return Status::success();
   }
 };

@@ -92,6 +92,19 @@ struct StreamKPartition {
     return s;
   }
 
+  //! Stream-K segments of block `b` (0 for an empty range).
+  TILEPIPE_HOST_DEVICE constexpr int block_segments(int b) const {
+    if (sk_end(b) <= sk_begin(b)) return 0;
+    return static_cast<int>((sk_end(b) - 1) / k_tiles - sk_begin(b) / k_tiles + 1);
+  }
+
+  //! Stream-K segment `j` (in `[0, block_segments(b))`) of block `b`: the first begins at
+  //! `sk_begin(b)`, every later one at the start of a tile. A function of `(b, j)` alone, so a
+  //! kernel need keep only `j` across its mainloop.
+  TILEPIPE_HOST_DEVICE constexpr StreamKSegment block_segment(int b, int j) const {
+    return segment_at(b, j == 0 ? sk_begin(b) : (sk_begin(b) / k_tiles + j) * k_tiles);
+  }
+
   //! Segment `s` (in k order) of stream-K tile `tile`.
   TILEPIPE_HOST_DEVICE constexpr StreamKSegment segment(long long tile, int s) const {
     const int b = first_block(tile) + s;
