@@ -18,7 +18,7 @@ using tilepipe::StreamKPartition;
 using tilepipe::StreamKSegment;
 
 // What the kernel does with a partition: each block's data-parallel tiles, then its stream-K
-// segments, in order. Returns an empty string when the partition is sound, else what is wrong.
+// segments, in order (block_segment). Returns an empty string when the partition is sound, else what is wrong.
 std::string check_partition(const StreamKPartition& p) {
   const long long tiles = p.tiles;
   const int k_tiles = p.k_tiles;
@@ -35,8 +35,14 @@ std::string check_partition(const StreamKPartition& p) {
       work[static_cast<std::size_t>(b)] += k_tiles;
       computed[static_cast<std::size_t>(t)].push_back({t, 0, k_tiles});
     }
-    for (long long it = p.sk_begin(b); it < p.sk_end(b);) {
-      const StreamKSegment s = p.segment_at(b, it);
+    // The kernel's walk: segment j of the block, from (b, j) alone; it must agree with walking
+    // from iteration to iteration.
+    long long it = p.sk_begin(b);
+    for (int j = 0; j < p.block_segments(b); ++j) {
+      const StreamKSegment s = p.block_segment(b, j);
+      const StreamKSegment walked = p.segment_at(b, it);
+      if (walked.tile != s.tile || walked.k_tile_begin != s.k_tile_begin || walked.k_tile_end != s.k_tile_end)
+        return "block_segment(b, j) is not the block's j-th segment";
       if (s.tile < p.dp_tiles || s.tile >= tiles) return "a segment outside the stream-K region";
       if (s.k_tile_begin >= s.k_tile_end) return "an empty segment";
       for (int k = s.k_tile_begin; k < s.k_tile_end; ++k)
@@ -45,6 +51,7 @@ std::string check_partition(const StreamKPartition& p) {
       computed[static_cast<std::size_t>(s.tile)].push_back(s);
       it = p.first_iter(s.tile) + s.k_tile_end;
     }
+    if (it != p.sk_end(b)) return "block_segments(b) does not reach the end of the block's range";
   }
   for (const int h : hits)
     if (h != 1) return "a (tile, k-tile) computed " + std::to_string(h) + " times";
