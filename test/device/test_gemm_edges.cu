@@ -404,11 +404,14 @@ void run_stream_k_case(const StreamKCase& c) {
   SCOPED_TRACE(c.what);
   constexpr Layout LA = Gemm::kLayoutA, LB = Gemm::kLayoutB;
   const int M = c.m, N = c.n, K = c.k, B = c.batches;
-  const std::int64_t lda = LA == Layout::kRowMajor ? K : M, ldb = LB == Layout::kRowMajor ? N : K;
+  // Leading dimensions rounded up to 16 bytes (stream-K takes 16-byte aligned arguments only),
+  // so the odd extents leave gaps; D's has 8 elements more, which must stay untouched.
+  const bool row_a = LA == Layout::kRowMajor, row_b = LB == Layout::kRowMajor;
+  const std::int64_t lda = tptest::round_up(row_a ? K : M, 8), ldb = tptest::round_up(row_b ? N : K, 8);
   const bool row_cd = c.layout_cd == Layout::kRowMajor;
-  const std::int64_t ld_cd = tptest::round_up(row_cd ? N : M, 8) + 8;  // a gap after every line
-  const std::int64_t stride_a = tptest::round_up(std::int64_t(M) * K, 8);
-  const std::int64_t stride_b = tptest::round_up(std::int64_t(K) * N, 8);
+  const std::int64_t ld_cd = tptest::round_up(row_cd ? N : M, 8) + 8;
+  const std::int64_t stride_a = lda * (row_a ? M : K);
+  const std::int64_t stride_b = ldb * (row_b ? K : N);
   const std::int64_t stride_cd = ld_cd * (row_cd ? M : N);
   constexpr std::int64_t kGuard = 64;
   constexpr tptest::DType kTypeD = std::is_same_v<D, float> ? tptest::DType::kF32 : tptest::DType::kF16;
