@@ -127,6 +127,15 @@ struct StreamKGemmKernel {
   }
 
  private:
+  // threadIdx.x, read anew in every unit (an opaque read the compiler cannot hoist out of the
+  // loop): otherwise it hoists the mainloop's and epilogue's per-thread offsets out of the loop,
+  // and keeping them live through every phase makes ptxas spill.
+  TILEPIPE_DEVICE static int unit_thread_index() {
+    int thread;
+    asm volatile("mov.u32 %0, %%tid.x;" : "=r"(thread));
+    return thread;
+  }
+
   // Unit `u` of `block`: data-parallel tile `u` while `u < dp_waves`, then its stream-K segments.
   TILEPIPE_DEVICE static StreamKSegment unit(const StreamKPartition& part, int block, int u,
                                              int dp_waves) {
@@ -143,7 +152,7 @@ struct StreamKGemmKernel {
     const std::int64_t a_k0 = Mainloop::kLayoutA == Layout::kRowMajor ? k0 : k0 * p.lda;
     const std::int64_t b_k0 = Mainloop::kLayoutB == Layout::kRowMajor ? k0 * p.ldb : k0;
     const std::int64_t batch = t.batch;
-    Mainloop mainloop(storage.mainloop, threadIdx.x);
+    Mainloop mainloop(storage.mainloop, unit_thread_index());
     acc.clear();
     mainloop(acc, p.a + batch * p.batch_stride_a + a_k0, p.lda,
              p.b + batch * p.batch_stride_b + b_k0, p.ldb, p.epilogue.m, p.epilogue.n, k_end - k0,
@@ -157,10 +166,14 @@ struct StreamKGemmKernel {
     const std::int64_t batch = t.batch;
     ep.d += batch * p.batch_stride_d;
     if (ep.beta != 0.0f) ep.c += batch * p.batch_stride_c;
-    const Mainloop mainloop(storage.mainloop, threadIdx.x);  // the warp's place in the tile
-    Epilogue out(storage.epilogue, threadIdx.x);
+    const int thread = unit_thread_index();
+    const Mainloop mainloop(storage.mainloop, thread);  // the warp's place in the tile
+    Epilogue out(storage.epilogue, thread);
     out(acc, ep, t.m * Tile::kM, t.n * Tile::kN, mainloop.warp_m0(), mainloop.warp_n0());
   }
+
+  // Rows (m16 tiles) of fragments the fix-up loads at a time.
+  static constexpr int kRowsInFlight = Accumulators::kTilesM > 1 ? Accumulators::kTilesM / 2 : 1;
 
   // Fragment `f` of this thread within a slot: float4 `f * kThreads + threadIdx.x`.
   TILEPIPE_DEVICE static float4* slot_of(const Params& p, long long slot) {
@@ -208,6 +221,10 @@ struct StreamKGemmKernel {
           TILEPIPE_UNROLL
           for (int j = 0; j < 4; ++j) acc.set(mi, ni, j, s == 0 ? x[j] : acc.get(mi, ni, j) + x[j]);
         }
+        // At most kRowsInFlight rows of fragments loaded ahead: ptxas would otherwise issue a
+        // whole slot's loads at once, as many registers as the accumulators, and spill ~100
+        // bytes around the mainloop. It moves no load across __syncwarp (a memory-ordering point).
+        if (mi % kRowsInFlight == kRowsInFlight - 1) __syncwarp();
       }
     }
     return true;
