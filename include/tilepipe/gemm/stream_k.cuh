@@ -108,18 +108,16 @@ struct StreamKGemmKernel {
   TILEPIPE_DEVICE void operator()(const Params& p, SharedStorage& storage) const {
     const StreamKPartition& part = p.partition;
     const PersistentTileScheduler<Raster> scheduler(p.tiles_m, p.tiles_n, p.batches);
-    const int block = blockIdx.x;
     // Whole tiles first (block b takes tiles b, b + blocks, ...: the blocks running together
     // work on neighbouring tiles), then this block's stream-K segments. One loop with one
-    // mainloop, and only the unit's index kept across it (every segment is a function of it):
-    // the mainloop needs nearly every register.
-    const int dp_waves = static_cast<int>(part.dp_waves());
-    const int units = dp_waves + part.block_segments(block);
-    for (int u = 0; u < units; ++u) {
-      const StreamKSegment seg = unit(part, block, u, dp_waves);
+    // mainloop, and only the unit's index kept across it: the unit's segment is rebuilt from it
+    // after the mainloop, which needs nearly every register.
+    for (int u = 0; u < units(part, unit_block_index()); ++u) {
+      const StreamKSegment seg = unit(part, unit_block_index(), u);
       Accumulators acc;
       multiply(p, storage, acc, scheduler.tile_of(seg.tile), seg.k_tile_begin, seg.k_tile_end);
-      const StreamKSegment done = unit(part, block, u, dp_waves);
+      const int block = unit_block_index();
+      const StreamKSegment done = unit(part, block, u);
       if (part.whole(done) || fix_up(p, acc, block, done.tile))
         epilogue(p, storage, acc, scheduler.tile_of(done.tile));
       __syncthreads();  // the epilogue's staging buffer is the next mainloop's ring
@@ -127,18 +125,28 @@ struct StreamKGemmKernel {
   }
 
  private:
-  // threadIdx.x, read anew in every unit (an opaque read the compiler cannot hoist out of the
-  // loop): otherwise it hoists the mainloop's and epilogue's per-thread offsets out of the loop,
-  // and keeping them live through every phase makes ptxas spill.
+  // threadIdx.x and blockIdx.x, read anew where used (opaque reads the compiler cannot hoist out
+  // of the loop): otherwise it hoists the mainloop's and epilogue's per-thread offsets and the
+  // unit arithmetic out of the loop, and keeping them live through every phase makes ptxas spill.
   TILEPIPE_DEVICE static int unit_thread_index() {
     int thread;
     asm volatile("mov.u32 %0, %%tid.x;" : "=r"(thread));
     return thread;
   }
+  TILEPIPE_DEVICE static int unit_block_index() {
+    int block;
+    asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(block));
+    return block;
+  }
+
+  // Units of `block`: its data-parallel tiles, then its stream-K segments.
+  TILEPIPE_DEVICE static int units(const StreamKPartition& part, int block) {
+    return static_cast<int>(part.dp_waves()) + part.block_segments(block);
+  }
 
   // Unit `u` of `block`: data-parallel tile `u` while `u < dp_waves`, then its stream-K segments.
-  TILEPIPE_DEVICE static StreamKSegment unit(const StreamKPartition& part, int block, int u,
-                                             int dp_waves) {
+  TILEPIPE_DEVICE static StreamKSegment unit(const StreamKPartition& part, int block, int u) {
+    const int dp_waves = static_cast<int>(part.dp_waves());
     if (u < dp_waves) return StreamKSegment{static_cast<long long>(u) * part.blocks + block, 0, part.k_tiles};
     return part.block_segment(block, u - dp_waves);
   }
