@@ -22,6 +22,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "../arch/special_register.cuh"
 #include "../detail/macros.cuh"
 #include "../layout/stream_k_partition.cuh"
 #include "../layout/tile_scheduler.cuh"
@@ -125,19 +126,11 @@ struct StreamKGemmKernel {
   }
 
  private:
-  // threadIdx.x and blockIdx.x, read anew where used (opaque reads the compiler cannot hoist out
-  // of the loop): otherwise it hoists the mainloop's and epilogue's per-thread offsets and the
-  // unit arithmetic out of the loop, and keeping them live through every phase makes ptxas spill.
-  TILEPIPE_DEVICE static int unit_thread_index() {
-    int thread;
-    asm volatile("mov.u32 %0, %%tid.x;" : "=r"(thread));
-    return thread;
-  }
-  TILEPIPE_DEVICE static int unit_block_index() {
-    int block;
-    asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(block));
-    return block;
-  }
+  // threadIdx.x and blockIdx.x, read anew where used (arch/special_register.cuh): otherwise the
+  // compiler hoists the mainloop's and epilogue's per-thread offsets and the unit arithmetic out
+  // of the loop, and keeping them live through every phase makes ptxas spill.
+  TILEPIPE_DEVICE static int unit_thread_index() { return arch::opaque_thread_index(); }
+  TILEPIPE_DEVICE static int unit_block_index() { return arch::opaque_block_index(); }
 
   // Units of `block`: its data-parallel tiles, then its stream-K segments.
   TILEPIPE_DEVICE static int units(const StreamKPartition& part, int block) {
