@@ -91,10 +91,10 @@ int list_kernels() {
   std::printf("%zu GemmAuto instantiations\n", autos.size());
   int missing = missing_candidates(kernels, autos);
 
-  // The peers, if the build has any: each must have registered kernels. CMake defines these for
-  // the peers it compiles (bench/CutlassPeers.cmake).
+  // The peers: tilepipe's own stream-K kernels, and the other libraries' the build has; each must
+  // have registered kernels. CMake defines these for the peers it compiles (bench/CutlassPeers.cmake).
   const std::vector<PeerKernel> peers = all_peer_kernels();
-  std::vector<std::string> compiled;
+  std::vector<std::string> compiled = {"tilepipe-streamk"};  // configs_stream_k.cu, always
 #if TILEPIPE_BENCH_CUTLASS_SM80
   compiled.push_back("cutlass-sm80");
 #endif

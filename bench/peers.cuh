@@ -11,6 +11,10 @@
 //!
 //! The peer translation units include CUTLASS and nothing of tilepipe's kernels; this header is all
 //! the rest of the benchmark sees of them.
+//!
+//! tilepipe's stream-K kernels (configs_stream_k.cu) register here too, as `tilepipe-streamk`: a
+//! column of their own in the tables, next to the data-parallel configurations they are measured
+//! against, with the workspace each asks for.
 
 #include <cuda_runtime.h>
 

@@ -14,6 +14,7 @@
 #include "arch/mbarrier.cuh"
 #include "arch/mma.cuh"
 #include "arch/prmt.cuh"
+#include "arch/special_register.cuh"
 #include "arch/tma.cuh"
 #include "arch/wgmma.cuh"
 
@@ -22,6 +23,7 @@
 #include "layout/matrix_view.cuh"
 #include "layout/pipeline_state.cuh"
 #include "layout/stage_index.cuh"
+#include "layout/stream_k_partition.cuh"
 #include "layout/swizzled_tile.cuh"
 #include "layout/thread_map.cuh"
 #include "layout/tile_scheduler.cuh"
@@ -62,4 +64,5 @@
 #include "gemm/kernel_sm90.cuh"
 #include "gemm/mixed_input_arguments.cuh"
 #include "gemm/split_k.cuh"
+#include "gemm/stream_k.cuh"
 #include "status.cuh"

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -363,4 +364,172 @@ TEST(GemmEdges, SplitKInPlaceColumnMajorBatched) {
           ADD_FAILURE() << "batch " << bt << " D(" << i << ", " << j << ") = " << got << ", want " << want;
       }
   EXPECT_EQ(bad, 0);
+}
+
+// ---- Stream-K -------------------------------------------------------------------------------
+
+namespace {
+
+// SplitKSmall's tile with stream-K: its ordinary and narrow kernels are SplitKSmall's, so the
+// stream-K kernel is its only new instantiation. The default tile with stream-K shares its other
+// kernels with LargeOffsetsColumnMajorA's GEMM, and is the tile the benchmark runs.
+using StreamKSmall = tilepipe::GemmMultistageStreamK<__half, __half, Layout::kRowMajor,
+                                                     Layout::kColumnMajor, 3, tilepipe::Identity,
+                                                     tilepipe::TileConfig<64, 64, 64, 32, 32>>;
+using StreamKDefault =
+    tilepipe::GemmMultistageStreamK<__half, float, Layout::kColumnMajor, Layout::kColumnMajor, 4>;
+
+struct StreamKCase {
+  const char* what;
+  int m, n, k, batches;
+  int blocks;  // args.stream_k; 0: stream_k_blocks(), the blocks that fit on the GPU at once
+  float alpha, beta;
+  Layout layout_cd;
+};
+
+template <class T>
+bool poisoned(const T& x) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(&x);
+  for (std::size_t i = 0; i < sizeof(T); ++i)
+    if (bytes[i] != 0xFF) return false;
+  return true;
+}
+
+// Runs one stream-K case twice, with D (and guard elements on both sides of it, and the gaps
+// between its lines) and the workspace poisoned before each run: every element of D must equal
+// the CPU's exact result (small-integer inputs) rounded to D's type, nothing else may be written,
+// and the two runs must agree bit for bit (the fix-up sums in a fixed order).
+template <class Gemm, class D>
+void run_stream_k_case(const StreamKCase& c) {
+  SCOPED_TRACE(c.what);
+  constexpr Layout LA = Gemm::kLayoutA, LB = Gemm::kLayoutB;
+  const int M = c.m, N = c.n, K = c.k, B = c.batches;
+  // Leading dimensions rounded up to 16 bytes (stream-K takes 16-byte aligned arguments only),
+  // so the odd extents leave gaps; D's has 8 elements more, which must stay untouched.
+  const bool row_a = LA == Layout::kRowMajor, row_b = LB == Layout::kRowMajor;
+  const std::int64_t lda = tptest::round_up(row_a ? K : M, 8), ldb = tptest::round_up(row_b ? N : K, 8);
+  const bool row_cd = c.layout_cd == Layout::kRowMajor;
+  const std::int64_t ld_cd = tptest::round_up(row_cd ? N : M, 8) + 8;
+  const std::int64_t stride_a = lda * (row_a ? M : K);
+  const std::int64_t stride_b = ldb * (row_b ? K : N);
+  const std::int64_t stride_cd = ld_cd * (row_cd ? M : N);
+  constexpr std::int64_t kGuard = 64;
+  constexpr tptest::DType kTypeD = std::is_same_v<D, float> ? tptest::DType::kF32 : tptest::DType::kF16;
+  tptest::DeviceBuffer<__half> a(B * stride_a), b(B * stride_b);
+  tptest::DeviceBuffer<D> cm(B * stride_cd), d(B * stride_cd + 2 * kGuard);
+  ASSERT_TRUE(a.ok() && b.ok() && cm.ok() && d.ok());
+  TP_CUDA_ASSERT(tptest::fill(tptest::DType::kF16, a.get(), B * stride_a, 71, 2));
+  TP_CUDA_ASSERT(tptest::fill(tptest::DType::kF16, b.get(), B * stride_b, 72, 2));
+  TP_CUDA_ASSERT(tptest::fill(kTypeD, cm.get(), B * stride_cd, 73, 3));
+
+  typename Gemm::Arguments args;
+  args.m = M; args.n = N; args.k = K;
+  args.a = a.get(); args.lda = lda; args.b = b.get(); args.ldb = ldb;
+  args.c = cm.get(); args.ldc = ld_cd; args.d = d.get() + kGuard; args.ldd = ld_cd;
+  args.alpha = c.alpha; args.beta = c.beta; args.layout_cd = c.layout_cd;
+  args.batch_count = B;
+  args.batch_stride_a = stride_a; args.batch_stride_b = stride_b;
+  args.batch_stride_c = args.batch_stride_d = stride_cd;
+  args.stream_k = c.blocks;
+  if (c.blocks == 0) {
+    const Status s = Gemm::stream_k_blocks(args.stream_k);
+    ASSERT_TRUE(s.ok()) << s.message();
+  }
+  ASSERT_TRUE(Gemm::stream_k_runs(args));
+  const std::size_t ws_bytes = Gemm::workspace_size(args);
+  tptest::DeviceBuffer<unsigned char> ws(ws_bytes + 16);
+  ASSERT_TRUE(ws.ok());
+  args.workspace = ws_bytes > 0 ? ws.get() : nullptr;
+  args.workspace_bytes = ws_bytes;
+
+  // The reference, in double, from the same hashes.
+  std::vector<float> ha(B * stride_a), hb(B * stride_b), hc(B * stride_cd);
+  for (std::size_t i = 0; i < ha.size(); ++i) ha[i] = tptest::hash_value(71, i, 2);
+  for (std::size_t i = 0; i < hb.size(); ++i) hb[i] = tptest::hash_value(72, i, 2);
+  for (std::size_t i = 0; i < hc.size(); ++i) hc[i] = tptest::hash_value(73, i, 3);
+  std::vector<double> want(std::size_t(B) * M * N, 0.0);
+  for (int bt = 0; bt < B; ++bt)
+    for (int i = 0; i < M; ++i)
+      for (int kk = 0; kk < K; ++kk) {
+        const double x = ha[bt * stride_a + tptest::at(LA, lda, i, kk)];
+        double* row = &want[(std::size_t(bt) * M + i) * N];
+        for (int j = 0; j < N; ++j) row[j] += x * hb[bt * stride_b + tptest::at(LB, ldb, kk, j)];
+      }
+
+  std::vector<D> first;
+  for (int run = 0; run < 2; ++run) {
+    TP_CUDA_ASSERT(d.poison());
+    TP_CUDA_ASSERT(ws.poison());  // run() must zero the tile counters itself
+    const Status s = Gemm::run(args);
+    ASSERT_TRUE(s.ok()) << s.message();
+    TP_CUDA_ASSERT_LAUNCH();
+    std::vector<D> hd;
+    TP_CUDA_ASSERT(d.download(hd));
+    std::vector<bool> in_d(hd.size(), false);
+    int bad = 0;
+    for (int bt = 0; bt < B; ++bt)
+      for (int i = 0; i < M; ++i)
+        for (int j = 0; j < N; ++j) {
+          const std::int64_t off = bt * stride_cd + tptest::at(c.layout_cd, ld_cd, i, j);
+          in_d[kGuard + off] = true;
+          const double v = c.alpha * want[(std::size_t(bt) * M + i) * N + j] + c.beta * hc[off];
+          const float got = tptest::to_float_host(hd[kGuard + off]);
+          const float expect = tptest::to_float_host(tptest::from_float_host<D>(float(v)));
+          if (got != expect && ++bad <= 5)
+            ADD_FAILURE() << "batch " << bt << " D(" << i << ", " << j << ") = " << got << ", want " << expect;
+        }
+    for (std::size_t e = 0; e < hd.size(); ++e)
+      if (!in_d[e] && !poisoned(hd[e]) && ++bad <= 5)
+        ADD_FAILURE() << "element " << e << " of D's buffer (guards at both ends, gaps between lines) was written";
+    EXPECT_EQ(bad, 0);
+    if (run == 0) first = hd;
+    else EXPECT_EQ(std::memcmp(first.data(), hd.data(), hd.size() * sizeof(D)), 0) << "the runs differ";
+  }
+}
+
+}  // namespace
+
+// 64 x 64 tiles, k-tiles of 64. Whole waves then shared tiles; one tile in many segments; more
+// blocks than iterations; batches with beta and column-major D; tiles that divide evenly over the
+// blocks (no workspace at all); and the device's own grid on an edge-heavy shape.
+TEST(GemmEdges, StreamKSmallTiles) {
+  const StreamKCase cases[] = {
+      {"20 tiles on 7 blocks, K residue 40", 200, 300, 1000, 1, 7, 1.0f, 0.0f, Layout::kRowMajor},
+      {"one tile in five segments, alpha and beta", 50, 40, 700, 1, 5, 2.0f, -1.0f, Layout::kRowMajor},
+      {"more blocks than iterations", 64, 64, 130, 1, 100, 1.0f, 0.0f, Layout::kRowMajor},
+      {"3 batches on 5 blocks, column-major D, beta", 100, 70, 520, 3, 5, 1.0f, 0.5f, Layout::kColumnMajor},
+      {"tiles divide evenly over the blocks", 128, 128, 256, 1, 2, 1.0f, 0.0f, Layout::kRowMajor},
+      {"the device's grid, edge tiles, K residue 8", 600, 320, 2056, 1, 0, 1.0f, 0.0f, Layout::kRowMajor},
+  };
+  for (const StreamKCase& c : cases) run_stream_k_case<StreamKSmall, __half>(c);
+}
+
+// The default tile (the benchmark's), f32 D, both operands column-major.
+TEST(GemmEdges, StreamKDefaultTile) {
+  const StreamKCase cases[] = {
+      {"the device's grid, edge tiles, K residue 8", 1000, 600, 1032, 1, 0, 1.0f, 0.0f, Layout::kRowMajor},
+      {"2 batches on 4 blocks, beta, column-major D", 300, 200, 520, 2, 4, 2.0f, 0.5f, Layout::kColumnMajor},
+      {"one tile on 9 blocks", 100, 100, 300, 1, 9, 1.0f, 1.0f, Layout::kRowMajor},
+  };
+  for (const StreamKCase& c : cases) run_stream_k_case<StreamKDefault, float>(c);
+}
+
+// Stream-K's argument errors reach run(): nothing is launched, nothing written.
+TEST(GemmEdges, StreamKBadWorkspaceIsRefused) {
+  constexpr int M = 100, N = 80, K = 640;
+  tptest::DeviceBuffer<__half> a(M * K), b(N * K), d(M * N);
+  ASSERT_TRUE(a.ok() && b.ok() && d.ok());
+  TP_CUDA_ASSERT(tptest::fill(tptest::DType::kF16, a.get(), M * K, 81, 2));
+  TP_CUDA_ASSERT(tptest::fill(tptest::DType::kF16, b.get(), N * K, 82, 2));
+  TP_CUDA_ASSERT(d.poison());
+  StreamKSmall::Arguments g;
+  g.m = M; g.n = N; g.k = K;
+  g.a = a.get(); g.lda = K; g.b = b.get(); g.ldb = K; g.d = d.get(); g.ldd = N;
+  g.stream_k = 3;
+  ASSERT_GT(StreamKSmall::workspace_size(g), 0u);
+  const Status s = StreamKSmall::run(g);
+  EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("workspace is a null pointer"), std::string::npos) << s.message();
+  TP_CUDA_ASSERT(cudaDeviceSynchronize());
+  EXPECT_EQ(written_halves(d), 0);
 }

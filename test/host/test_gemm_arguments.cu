@@ -735,3 +735,86 @@ TEST(GemmArgumentsTf32Copy, MisusedWorkspaceIsRefused) {
   a = tf32_nn_args(); a.workspace_bytes += 1000;
   EXPECT_TRUE(Tf32NN::check_arguments(a).ok()) << Tf32NN::check_arguments(a).message();
 }
+
+// ---- Stream-K ------------------------------------------------------------------------------
+
+namespace {
+
+using GemmStreamK = tilepipe::GemmMultistageStreamK<__half, __half, Layout::kRowMajor,
+                                                    Layout::kColumnMajor, 4, tilepipe::Identity,
+                                                    Portable, /*AnyAlignment=*/false>;
+
+// valid_args() (100 x 200 x 300: one 256 x 128 tile row, two tile columns, 10 k-tiles) on 3
+// stream-K blocks: 20 iterations as 7 + 7 + 6, both tiles split; a workspace of exactly its size.
+Gemm::Arguments stream_args() {
+  auto a = valid_args();
+  a.stream_k = 3;
+  a.workspace = fake<void>(0x1000000);
+  a.workspace_bytes = GemmStreamK::workspace_size(a);
+  return a;
+}
+
+void expect_stream_invalid(const Gemm::Arguments& args, const std::string& names) {
+  const Status s = GemmStreamK::check_arguments(args);
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(s.message().find(names), std::string::npos)
+      << "message \"" << s.message() << "\" should name " << names;
+}
+
+}  // namespace
+
+TEST(GemmArgumentsStreamK, ValidStreamKPasses) {
+  const auto a = stream_args();
+  ASSERT_TRUE(GemmStreamK::stream_k_runs(a));
+  const tilepipe::StreamKPartition p = GemmStreamK::stream_k_partition(a);
+  EXPECT_EQ(p.tiles, 2);
+  EXPECT_EQ(p.k_tiles, 10);
+  EXPECT_EQ(p.blocks, 3);
+  EXPECT_EQ(p.dp_tiles, 0);
+  // 2 slots per block of 256 x 128 floats, then a counter per tile.
+  EXPECT_EQ(GemmStreamK::workspace_size(a), std::size_t(6) * 256 * 128 * 4 + 2 * 4);
+  const Status s = GemmStreamK::check_arguments(a);
+  EXPECT_TRUE(s.ok()) << s.message();
+  // More blocks than iterations: the grid shrinks to the 20 iterations.
+  auto many = a; many.stream_k = 1000;
+  EXPECT_EQ(GemmStreamK::stream_k_partition(many).blocks, 20);
+  // Batches are more tiles: 3 batches of 2 tiles on 3 blocks divide evenly, so nothing is shared
+  // and no workspace is needed.
+  auto batched = a; batched.batch_count = 3;
+  batched.batch_stride_a = 100 * 304; batched.batch_stride_b = 200 * 304;
+  batched.batch_stride_c = batched.batch_stride_d = 100 * 200;
+  EXPECT_EQ(GemmStreamK::stream_k_partition(batched).tiles, 6);
+  EXPECT_EQ(GemmStreamK::workspace_size(batched), 0u);
+}
+
+TEST(GemmArgumentsStreamK, BadStreamKIsRefused) {
+  auto a = stream_args(); a.stream_k = -1; expect_stream_invalid(a, "stream_k = -1 is negative");
+  a = stream_args(); a.split_k = 2; expect_stream_invalid(a, "split_k = 2 and stream_k = 3");
+  a = stream_args(); a.workspace = nullptr; expect_stream_invalid(a, "workspace is a null pointer");
+  a = stream_args(); a.workspace_bytes -= 1; expect_stream_invalid(a, "is less than the");
+  a = stream_args(); a.workspace = fake<void>(0x1000004); expect_stream_invalid(a, "workspace is not 16-byte aligned");
+  a = stream_args(); a.workspace = fake<void>(0x400000 - 64); expect_stream_invalid(a, "stream-K workspace overlaps D");
+  a = stream_args(); a.workspace = fake<void>(0x300000 - 16); expect_stream_invalid(a, "stream-K workspace overlaps C");
+  // Without stream-K compiled in it is refused, naming the alias that has it.
+  a = stream_args();
+  const Status s = Gemm::check_arguments(a);
+  EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("GemmMultistageStreamK"), std::string::npos) << s.message();
+}
+
+TEST(GemmArgumentsStreamK, NothingToShareNeedsNoStreamK) {
+  // K = 0 (D = beta * C): stream-K does not run, so neither its support nor a workspace is needed.
+  auto a = valid_args(); a.k = 0; a.stream_k = 132;
+  EXPECT_FALSE(GemmStreamK::stream_k_runs(a));
+  EXPECT_EQ(GemmStreamK::workspace_size(a), 0u);
+  EXPECT_TRUE(Gemm::check_arguments(a).ok()) << Gemm::check_arguments(a).message();
+  // Not 16-byte aligned (a GEMM that takes any alignment): the narrow kernel runs, whole.
+  using GemmStreamKAny = tilepipe::GemmMultistageStreamK<__half, __half, Layout::kRowMajor,
+                                                         Layout::kColumnMajor, 4, tilepipe::Identity, Portable>;
+  auto odd = valid_args(); odd.lda = 301; odd.stream_k = 132;
+  EXPECT_FALSE(GemmStreamKAny::stream_k_runs(odd));
+  EXPECT_EQ(GemmStreamKAny::workspace_size(odd), 0u);
+  odd.lda = 304;
+  EXPECT_TRUE(GemmStreamKAny::stream_k_runs(odd));
+}

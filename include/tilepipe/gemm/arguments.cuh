@@ -42,6 +42,16 @@ namespace tilepipe {
 //! the same `workspace` for the K-major copies of those operands that the Hopper tier multiplies
 //! (`GemmMultistage::workspace_size(args)` bytes, with the same rules); without one it runs on the
 //! Ampere tier.
+//!
+//! Stream-K (a GemmMultistage with `StreamK = true`, `GemmMultistageStreamK`): with
+//! `stream_k > 0`, a persistent grid of `min(stream_k, tiles x k-tiles x batch_count)` blocks
+//! shares the GEMM's MAC-iterations evenly (`GemmMultistage::stream_k_blocks` gives the number of
+//! blocks that fit on the device at once, the usual choice); blocks that compute only part of a
+//! tile leave f32 partial accumulators in `workspace`, and the block that completes a tile sums
+//! them in k order (deterministic) and writes the tile. The workspace rules are split-K's, with
+//! `workspace_size(args)` bytes (0 when the tiles divide evenly over the blocks). `split_k > 1` and
+//! `stream_k > 0` exclude each other. Arguments that are not 16-byte aligned, and K = 0, run
+//! without stream-K.
 template <class ElementAB, class ElementD, class OutputOp = Identity>
 struct GemmArguments {
   int m = 0, n = 0, k = 0;
@@ -56,7 +66,8 @@ struct GemmArguments {
   int batch_count = 1;
   std::int64_t batch_stride_a = 0, batch_stride_b = 0, batch_stride_c = 0, batch_stride_d = 0;
   int split_k = 1;                 //!< slices of K (1: no split-K)
-  void* workspace = nullptr;       //!< split-K's f32 partial products, or tf32's K-major copies
+  int stream_k = 0;                //!< stream-K's persistent blocks (0: no stream-K)
+  void* workspace = nullptr;       //!< f32 partial products (split-K, stream-K) or tf32's K-major copies
   std::size_t workspace_bytes = 0; //!< size of `workspace`
   OutputOp output_op{};            //!< applied to every element of D (output_ops.cuh)
 };
@@ -256,10 +267,45 @@ struct GemmArgumentChecks {
                             "GemmMultistageSplitK");
     if (slices.count > 65535)
       return invalid(what + " needs more slices than the grid's y limit of 65535");
+    return check_given_workspace(a, what, needed, "the split-K workspace");
+  }
+
+ public:
+  //! What stream-K asks, checked before anything else: `stream_k` is not negative and not
+  //! combined with split-K.
+  template <class Args>
+  static Status check_stream_k_request(const Args& a) {
+    if (a.stream_k < 0)
+      return invalid(describe("stream_k", a.stream_k) + " is negative (0 runs without stream-K)");
+    if (a.stream_k > 0 && a.split_k > 1)
+      return invalid(describe("split_k", a.split_k) + " and " + describe("stream_k", a.stream_k) +
+                     " exclude each other; set one of them");
+    return Status::success();
+  }
+
+  //! Stream-K's checks after the others, for a GEMM that can (`compiled`) or cannot run it: where
+  //! stream-K runs (`runs`), its support and the workspace of `needed` bytes, as split-K's.
+  template <class Args>
+  static Status check_stream_k(const Args& a, bool runs, std::size_t needed, bool compiled) {
+    if (!runs) return Status::success();
+    const std::string what = describe("stream_k", a.stream_k) + " (stream-K blocks)";
+    if (!compiled)
+      return invalid(what + " needs stream-K, which this GemmMultistage is compiled without; use "
+                            "GemmMultistageStreamK");
+    if (needed == 0) return Status::success();
+    return check_given_workspace(a, what, needed, "the stream-K workspace");
+  }
+
+ private:
+  // The workspace of `needed` bytes that `what` (split_k = ..., stream_k = ...) needs: given, then
+  // check_workspace. `purpose` names it in messages ("the split-K workspace").
+  template <class Args>
+  static Status check_given_workspace(const Args& a, const std::string& what, std::size_t needed,
+                                      const std::string& purpose) {
     if (a.workspace == nullptr)
       return invalid(what + " needs a workspace of " + std::to_string(needed) +
                      " bytes (workspace_size(args)), but workspace is a null pointer");
-    return check_workspace(a, needed, what, "the split-K workspace");
+    return check_workspace(a, needed, what, purpose);
   }
 
  public:

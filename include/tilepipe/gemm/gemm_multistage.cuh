@@ -5,8 +5,8 @@
 //! GPU) and, with the default tile (or the tf32 one) on an sm_90 GPU in a build for `90a`, the
 //! Hopper tier (TMA, mbarriers, wgmma: gemm_sm90.cuh). The parts live next door: the arguments
 //! and their checks (arguments.cuh), the kernels (kernel.cuh, kernel_sm90.cuh), split-K
-//! (split_k.cuh), the K-major copies of tf32 operands (k_major_transpose.cuh), the default tile
-//! (default_policy.cuh).
+//! (split_k.cuh), stream-K (stream_k.cuh), the K-major copies of tf32 operands
+//! (k_major_transpose.cuh), the default tile (default_policy.cuh).
 
 #include <cuda_runtime.h>
 
@@ -26,6 +26,7 @@
 #include "k_major_transpose.cuh"
 #include "kernel.cuh"
 #include "split_k.cuh"
+#include "stream_k.cuh"
 
 namespace tilepipe {
 
@@ -56,6 +57,7 @@ inline const char* to_string(GemmTier t) { return t == GemmTier::kHopper ? "hopp
 //! \tparam SplitK      compile the split-K path in (see GemmMultistageSplitK)
 //! \tparam AnyAlignment  compile the narrow kernel in, for arguments that are not 16-byte aligned
 //!                     (see below); false refuses them and saves its compile time
+//! \tparam StreamK     compile the stream-K path in (see GemmMultistageStreamK)
 //!
 //! \code
 //! using Gemm = tilepipe::GemmMultistage<__half, __half, tilepipe::Layout::kRowMajor,
@@ -75,6 +77,13 @@ inline const char* to_string(GemmTier t) { return t == GemmTier::kHopper ? "hopp
 //! order with the output operator. With one effective slice (`split_k == 1`, the default) it
 //! launches exactly the kernel it always has, with either value of `SplitK`.
 //!
+//! Stream-K (for problems whose tiles fill the GPU's waves unevenly, e.g. fewer tiles than SMs)
+//! is compiled in only with `StreamK = true` (`GemmMultistageStreamK`), for the same reason. Then
+//! set `args.stream_k` (usually to `stream_k_blocks`, the blocks that fit at once) and give
+//! `workspace_size(args)` bytes of workspace: `run` zeroes the workspace's tile counters and
+//! launches one persistent kernel (stream_k.cuh) on the Ampere tier. It needs f32 accumulators
+//! (not `MathF16Accumulate`). With `stream_k == 0`, the default, nothing changes.
+//!
 //! **Alignment.** Arguments whose pointers, leading dimensions and batch strides (A, B, D, and C
 //! when `beta != 0`) are all multiples of 16 bytes run the 16-byte kernels (`vector_aligned`).
 //! With `AnyAlignment` (the default), any others whose pointers are aligned to their element run
@@ -88,10 +97,10 @@ inline const char* to_string(GemmTier t) { return t == GemmTier::kHopper ? "hopp
 //! **Tiers.** With the default `Tile` (whose math is `MathDefault`), or with float A and B and
 //! `DefaultF32TileConfig<MathTF32>`, and 2..6 stages, `run` takes the Hopper tier (`GemmSm90` with
 //! the same `Stages`, its own 128 x 256 or 128 x 128 tile) when the current device is an sm_90 GPU
-//! running this program's `sm_90a` code and the call does not split K; otherwise the Ampere tier.
-//! Any other math or tile (f16 accumulation, SIMT f32) always runs on the Ampere tier. On the
-//! Hopper tier tf32 inputs are not rounded first (wgmma reads the f32 bits as they are, see
-//! MathTF32). `tier(args)` says which one a call takes. A program built for plain `90` (no `a`)
+//! running this program's `sm_90a` code and the call neither splits K nor asks for stream-K;
+//! otherwise the Ampere tier. Any other math or tile (f16 accumulation, SIMT f32) always runs on
+//! the Ampere tier. On the Hopper tier tf32 inputs are not rounded first (wgmma reads the f32 bits
+//! as they are, see MathTF32). `tier(args)` says which one a call takes. A program built for plain `90` (no `a`)
 //! runs the Ampere tier on Hopper GPUs, and arguments that are not 16-byte aligned run the Ampere
 //! tier's narrow kernel (TMA needs 16 bytes).
 //!
@@ -109,7 +118,7 @@ inline const char* to_string(GemmTier t) { return t == GemmTier::kHopper ? "hopp
 //! aligned, apart from A, B, C and D.
 template <class ElementAB, class ElementD, Layout LayoutA, Layout LayoutB, int Stages = 4,
           class OutputOp = Identity, class Tile = DefaultTileConfig<Stages>, bool SplitK = false,
-          bool AnyAlignment = true>
+          bool AnyAlignment = true, bool StreamK = false>
 class GemmMultistage {
   static_assert(!detail::HasStages<Tile>::value,
                 "GemmMultistage: pass the tile as a TileConfig<TileM, TileN, TileK, WarpM, WarpN>; "
@@ -152,6 +161,10 @@ class GemmMultistage {
   static constexpr Layout kLayoutB = LayoutB;
   //! Whether `run` can split K (`args.split_k > 1`); without it such arguments are refused.
   static constexpr bool kSplitK = SplitK;
+  //! Whether `run` can run stream-K (`args.stream_k > 0`); without it such arguments are refused.
+  static constexpr bool kStreamK = StreamK;
+  //! The stream-K kernel (instantiated only with `StreamK`).
+  using StreamKKernel = StreamKGemmKernel<Mainloop, Epilogue, Raster>;
   //! Whether `run` takes arguments that are not 16-byte aligned (the narrow kernel).
   static constexpr bool kAnyAlignment = AnyAlignment;
   static constexpr std::size_t kSharedBytes = Kernel::kSharedBytes;
@@ -208,8 +221,10 @@ class GemmMultistage {
   //! The argument part of `can_implement`: queries no device, so it works without a GPU.
   static Status check_arguments(const Arguments& a) {
     using Checks = detail::GemmArgumentChecks<LayoutA, LayoutB>;
-    Status s = Checks::check(a, Policy::Tile::kM, Policy::Tile::kN, split_k_slices(a),
+    Status s = Checks::check_stream_k_request(a);
+    if (s) s = Checks::check(a, Policy::Tile::kM, Policy::Tile::kN, split_k_slices(a),
                              workspace_size(a), SplitK, AnyAlignment);
+    if (s) s = Checks::check_stream_k(a, stream_k_runs(a), workspace_size(a), StreamK);
     // The copies' workspace, where one is given (without one the call runs on the Ampere tier).
     if (s && copies_operands(a) && a.workspace != nullptr)
       s = Checks::check_workspace(a, workspace_size(a), kCopyWhat, "the tf32 copy workspace");
@@ -232,15 +247,58 @@ class GemmMultistage {
     return tilepipe::split_k_slices(args.k, narrow ? 1 : args.split_k, Policy::Tile::kK);
   }
 
-  //! Bytes of workspace `run` needs for `args`: where split-K runs (more than one effective
-  //! slice, see `split_k_slices`) `slices x batches x M x N` floats (N or M rounded up to 4);
-  //! where the Hopper tier would copy tf32 A or B K-major (`kCopyA`, `kCopyB`), the copies'
-  //! bytes (KMajorWorkspace), whatever the current device; else 0.
+  //! Bytes of workspace `run` needs for `args`: with stream-K (`stream_k_runs`), the partial
+  //! accumulators and tile counters of `StreamKWorkspace` for `stream_k_partition(args)` (0 when
+  //! its tiles divide evenly); where split-K runs (more than one effective slice, see
+  //! `split_k_slices`) `slices x batches x M x N` floats (N or M rounded up to 4); where the Hopper
+  //! tier would copy tf32 A or B K-major (`kCopyA`, `kCopyB`), the copies' bytes
+  //! (KMajorWorkspace), whatever the current device; else 0.
   static std::size_t workspace_size(const Arguments& args) {
     if (args.m <= 0 || args.n <= 0 || args.batch_count <= 0) return 0;
+    if (stream_k_runs(args))
+      return StreamKWorkspace::make(stream_k_partition(args), Policy::Tile::kM, Policy::Tile::kN).bytes();
     const SplitKSlices slices = split_k_slices(args);
     if (slices.count > 1) return workspace_layout(args, slices.count).bytes();
     return copies_operands(args) ? copy_layout(args).bytes : 0;
+  }
+
+  //! Whether `run` takes the stream-K kernel for `args`: `stream_k > 0`, something to compute
+  //! (M, N, K and batch_count above 0) and 16-byte aligned arguments (`vector_aligned`).
+  static bool stream_k_runs(const Arguments& args) {
+    return args.stream_k > 0 && args.m > 0 && args.n > 0 && args.k > 0 && args.batch_count > 0 &&
+           (!AnyAlignment || vector_aligned(args));
+  }
+
+  //! How stream-K shares `args`' work tiles (output tiles x batches) and k-tiles over
+  //! `min(args.stream_k, work)` blocks (layout/stream_k_partition.cuh).
+  static StreamKPartition stream_k_partition(const Arguments& args) {
+    const long long tiles = static_cast<long long>((args.m + Policy::Tile::kM - 1) / Policy::Tile::kM) *
+                            ((args.n + Policy::Tile::kN - 1) / Policy::Tile::kN) * args.batch_count;
+    const int k_tiles = (args.k + Policy::Tile::kK - 1) / Policy::Tile::kK;
+    return tilepipe::stream_k_partition(tiles, k_tiles, args.stream_k);
+  }
+
+  //! The stream-K kernel's blocks that fit on the current device at once (its occupancy per SM
+  //! times the SMs): the `args.stream_k` that fills the GPU exactly once.
+  static Status stream_k_blocks(int& blocks) {
+    static_assert(StreamK, "GemmMultistage::stream_k_blocks: this GemmMultistage is compiled "
+                           "without stream-K; use GemmMultistageStreamK");
+    blocks = 0;
+    int device = 0, sms = 0, per_sm = 0;
+    cudaError_t e = cudaGetDevice(&device);
+    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+    if (e != cudaSuccess) return cuda_error("cudaDeviceGetAttribute", e);
+    auto kernel = gemm_kernel<StreamKKernel>;
+    if (StreamKKernel::kSharedBytes > 48 * 1024) {
+      e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               static_cast<int>(StreamKKernel::kSharedBytes));
+      if (e != cudaSuccess) return cuda_error("cudaFuncSetAttribute", e);
+    }
+    e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads,
+                                                      StreamKKernel::kSharedBytes);
+    if (e != cudaSuccess) return cuda_error("cudaOccupancyMaxActiveBlocksPerMultiprocessor", e);
+    blocks = sms * (per_sm > 0 ? per_sm : 1);
+    return Status::success();
   }
 
   //! Checks the arguments and launches on `stream`, on the Hopper tier where it can run them
@@ -286,10 +344,10 @@ class GemmMultistage {
 
   // Whether the Hopper tier copies A or B of `a` K-major: tf32 A column-major or B row-major, a
   // problem with something to multiply, 16-byte aligned (else the narrow kernel runs it), and no
-  // split-K (which runs on the Ampere tier).
+  // split-K or stream-K (which run on the Ampere tier).
   static bool copies_operands(const Arguments& a) {
     return (kCopyA || kCopyB) && a.m > 0 && a.n > 0 && a.k > 0 && a.batch_count > 0 &&
-           vector_aligned(a) && split_k_slices(a).count <= 1;
+           vector_aligned(a) && split_k_slices(a).count <= 1 && !stream_k_runs(a);
   }
 
   static KMajorWorkspace copy_layout(const Arguments& a) {
@@ -319,10 +377,14 @@ class GemmMultistage {
   }
 
   // The Hopper tier's parameters for `args` (already accepted by can_implement), if it takes
-  // them: an sm_90a device, no split-K, a workspace for the copies of tf32 operands that are not
-  // K-major, and tensor maps TMA accepts. Otherwise the reason.
+  // them: an sm_90a device, no split-K or stream-K, a workspace for the copies of tf32 operands
+  // that are not K-major, and tensor maps TMA accepts. Otherwise the reason.
   template <class HopperParams>
   static Status hopper_params(HopperParams& p, const Arguments& args) {
+    if (stream_k_runs(args))
+      return Status::error(Status::Code::kInvalidArgument,
+                           "GemmMultistage: stream_k = " + std::to_string(args.stream_k) +
+                               " runs on the Ampere tier only");
     if (split_k_slices(args).count > 1)
       return Status::error(Status::Code::kInvalidArgument,
                            "GemmMultistage: split_k = " + std::to_string(args.split_k) +
@@ -371,8 +433,12 @@ class GemmMultistage {
     return HopperGemm::launch(p, stream);
   }
 
-  // The Ampere tier: split-K where asked for, else the one kernel. The arguments have been checked.
+  // The Ampere tier: split-K or stream-K where asked for, else the one kernel. The arguments have
+  // been checked.
   static Status run_ampere(const Arguments& args, cudaStream_t stream) {
+    if constexpr (StreamK) {
+      if (stream_k_runs(args)) return run_stream_k(args, stream);
+    }
     if constexpr (SplitK) {
       const SplitKSlices slices = split_k_slices(args);
       if (slices.count > 1) return run_split_k(args, slices, stream);
@@ -450,6 +516,29 @@ class GemmMultistage {
     return Status::success();
   }
 
+  // Stream-K: zero the tile counters, then the persistent kernel. The arguments have been checked.
+  static Status run_stream_k(const Arguments& args, cudaStream_t stream) {
+    const StreamKPartition part = stream_k_partition(args);
+    const StreamKWorkspace ws = StreamKWorkspace::make(part, Policy::Tile::kM, Policy::Tile::kN);
+    using StreamKParams = typename StreamKKernel::Params;
+    StreamKParams p = kernel_params<StreamKParams>(args);
+    p.batches = args.batch_count;
+    p.partition = part;
+    p.partials = static_cast<float*>(args.workspace);
+    p.counters = nullptr;
+    p.epilogue = {args.d, args.c, args.ldd, args.ldc, args.alpha, args.beta, args.layout_cd,
+                  args.m, args.n, args.output_op};
+    if (ws.counters > 0) {
+      p.counters = reinterpret_cast<std::uint32_t*>(static_cast<unsigned char*>(args.workspace) +
+                                                    ws.counters_offset());
+      const cudaError_t e = cudaMemsetAsync(p.counters, 0, ws.counters * sizeof(std::uint32_t), stream);
+      if (e != cudaSuccess) return cuda_error("cudaMemsetAsync of the stream-K tile counters", e);
+    }
+    return detail::launch_gemm_kernel_on<StreamKKernel>(p, dim3(static_cast<unsigned>(part.blocks)),
+                                                        "GemmMultistage",
+                                                        "the stream-K kernel launch", stream);
+  }
+
   static Status cuda_error(const char* what, cudaError_t e) {
     return Status::error(Status::Code::kCudaError, std::string("GemmMultistage: ") + what +
                                                        " failed: " + cudaGetErrorString(e));
@@ -474,5 +563,12 @@ template <class ElementAB, class ElementD, Layout LayoutA, Layout LayoutB, int S
           class OutputOp = Identity, class Tile = DefaultTileConfig<Stages>, bool AnyAlignment = true>
 using GemmMultistageSplitK = GemmMultistage<ElementAB, ElementD, LayoutA, LayoutB, Stages, OutputOp,
                                             Tile, /*SplitK=*/true, AnyAlignment>;
+
+//! GemmMultistage with stream-K compiled in (see GemmMultistage's `StreamK`).
+template <class ElementAB, class ElementD, Layout LayoutA, Layout LayoutB, int Stages = 4,
+          class OutputOp = Identity, class Tile = DefaultTileConfig<Stages>, bool AnyAlignment = true>
+using GemmMultistageStreamK =
+    GemmMultistage<ElementAB, ElementD, LayoutA, LayoutB, Stages, OutputOp, Tile, /*SplitK=*/false,
+                   AnyAlignment, /*StreamK=*/true>;
 
 }  // namespace tilepipe

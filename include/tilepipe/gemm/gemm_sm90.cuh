@@ -98,7 +98,7 @@ class GemmSm90 {
   }
 
   //! The device-free checks: GemmMultistage's with 16-byte alignment (TMA's base addresses and
-  //! strides must be multiples of 16 bytes), and no split-K. GemmMultistage runs arguments it
+  //! strides must be multiples of 16 bytes), and no split-K or stream-K. GemmMultistage runs arguments it
   //! refuses for alignment on its Ampere tier's narrow kernel.
   static Status check_arguments(const Arguments& a) {
     Status s = detail::GemmArgumentChecks<LayoutA, LayoutB>::check(
@@ -109,6 +109,11 @@ class GemmSm90 {
       return Status::error(Status::Code::kInvalidArgument,
                            "GemmSm90: split_k = " + std::to_string(a.split_k) +
                                ": the Hopper tier does not split K (GemmMultistageSplitK does)");
+    if (a.stream_k > 0)
+      return Status::error(Status::Code::kInvalidArgument,
+                           "GemmSm90: stream_k = " + std::to_string(a.stream_k) +
+                               ": the Hopper tier has no stream-K (GemmMultistageStreamK's Ampere "
+                               "tier has)");
     return Status::success();
   }
 

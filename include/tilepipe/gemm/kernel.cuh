@@ -94,12 +94,12 @@ __global__ void __launch_bounds__(Kernel::kThreads) gemm_kernel(const typename K
 }
 
 namespace detail {
-//! Launches GemmKernel `K` on `stream` over (`p.tiles_m * p.tiles_n` tiles, `slices`, `batches`),
-//! opting in to its dynamic shared memory above the default 48 KB. A failure is reported as
+//! Launches the GEMM kernel `K` (GemmKernel, StreamKGemmKernel) on `stream` over `grid`, opting in
+//! to its dynamic shared memory above the default 48 KB. A failure is reported as
 //! "`who`: `what` failed: ..." (or cudaFuncSetAttribute's).
 template <class K>
-Status launch_gemm_kernel(const typename K::Params& p, int slices, int batches, const char* who,
-                          const char* what, cudaStream_t stream) {
+Status launch_gemm_kernel_on(const typename K::Params& p, dim3 grid, const char* who,
+                             const char* what, cudaStream_t stream) {
   auto kernel = gemm_kernel<K>;
   const auto failed = [&](const char* call, cudaError_t e) {
     return Status::error(Status::Code::kCudaError, std::string(who) + ": " + call + " failed: " +
@@ -110,11 +110,19 @@ Status launch_gemm_kernel(const typename K::Params& p, int slices, int batches, 
         kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(K::kSharedBytes));
     if (e != cudaSuccess) return failed("cudaFuncSetAttribute", e);
   }
-  const dim3 grid(static_cast<unsigned>(p.tiles_m) * static_cast<unsigned>(p.tiles_n),
-                  static_cast<unsigned>(slices), static_cast<unsigned>(batches));
   kernel<<<grid, K::kThreads, K::kSharedBytes, stream>>>(p);
   const cudaError_t e = cudaGetLastError();
   return e == cudaSuccess ? Status::success() : failed(what, e);
+}
+
+//! Launches GemmKernel `K` over (`p.tiles_m * p.tiles_n` tiles, `slices`, `batches`); see
+//! launch_gemm_kernel_on.
+template <class K>
+Status launch_gemm_kernel(const typename K::Params& p, int slices, int batches, const char* who,
+                          const char* what, cudaStream_t stream) {
+  const dim3 grid(static_cast<unsigned>(p.tiles_m) * static_cast<unsigned>(p.tiles_n),
+                  static_cast<unsigned>(slices), static_cast<unsigned>(batches));
+  return launch_gemm_kernel_on<K>(p, grid, who, what, stream);
 }
 
 //! The device checks of a GEMM built from GemmKernel: device `device` is sm_80 or newer

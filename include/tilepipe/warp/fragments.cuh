@@ -50,7 +50,7 @@ struct SimtFragment {
 //! Accumulators of a `WarpM x WarpN` warp tile, `Element` (`float` or `__half`) each: 4 per lane
 //! per m16n8 tile. Accumulator `j` of tile `(mi, ni)` of lane `l` is element
 //! `(16 * mi + l / 4 + 8 * (j / 2), 8 * ni + 2 * (l % 4) + j % 2)` of the warp tile. Both kinds
-//! offer the same interface (`get`, `for_each`, `row_of`, `col_of`), in f32.
+//! offer the same interface (`get`, `set`, `for_each`, `row_of`, `col_of`), in f32.
 template <int WarpM, int WarpN, class Element = float>
 struct Accumulators;
 
@@ -76,6 +76,8 @@ struct Accumulators<WarpM, WarpN, float> {
 
   //! Accumulator `j` of m16n8 tile `(mi, ni)`.
   TILEPIPE_HOST_DEVICE float get(int mi, int ni, int j) const { return x[mi][ni][j]; }
+  //! Sets accumulator `j` of m16n8 tile `(mi, ni)`.
+  TILEPIPE_HOST_DEVICE void set(int mi, int ni, int j, float v) { x[mi][ni][j] = v; }
 
   //! Calls `fn(row, col, value)` for every accumulator this lane holds, with `row` and `col` its
   //! position in the warp tile and `value` a reference to the register (fully unrolled).
