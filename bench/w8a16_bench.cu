@@ -10,9 +10,8 @@
 // runs, then N timed runs (default 200) each bracketed by its own CUDA events; the median is
 // reported, in microseconds. Every configuration is first checked once: W8A16 against cuBLAS on
 // the dequantized weights (relative Frobenius error < 1e-2), GemmAuto against cuBLAS.
-// W8A16 runs with GemmMixedInput::split_k_for's factor ("rule"), with each split of 1 to 16
-// ("best" names the fastest) and with stream-K on GemmMixedInput::stream_k_blocks' grid
-// ("stream-K", its ratios in the last two columns); e4m3 with the rule's factor. Exit status: 0 if every check passed, 3 if one did not, 1 on a
+// W8A16 runs with GemmMixedInput::split_k_for's factor ("rule") and with each split of 1 to 16
+// ("best" names the fastest); e4m3 with the rule's factor. Exit status: 0 if every check passed, 3 if one did not, 1 on a
 // CUDA error, 2 on usage.
 
 #include <cublas_v2.h>
@@ -138,9 +137,8 @@ int main(int argc, char** argv) {
   if (cublasCreate(&cublas) != CUBLAS_STATUS_SUCCESS) return 1;
   std::printf("w8a16_bench on %s (%d SMs), median of %d runs, microseconds; group %d\n", prop.name,
               prop.multiProcessorCount, runs, kGroup);
-  std::printf("%6s %6s %6s | %9s %9s | %9s %5s %9s %5s | %8s %8s | %9s | %9s %8s %8s\n", "M", "N", "K",
-              "cuBLAS", "auto", "w8a16", "split", "best", "split", "vs cuBLAS", "vs auto", "e4m3",
-              "stream-K", "vs cuBLAS", "vs auto");
+  std::printf("%6s %6s %6s | %9s %9s | %9s %5s %9s %5s | %8s %8s | %9s\n", "M", "N", "K", "cuBLAS",
+              "auto", "w8a16", "split", "best", "split", "vs cuBLAS", "vs auto", "e4m3");
 
   int status = 0;
   const int ms_[] = {1, 16, 128};
@@ -231,31 +229,6 @@ int main(int argc, char** argv) {
         if (t < t_best) { t_best = t; best = split; }
         cudaFree(ws);
       }
-      // Stream-K on the GPU's grid (the same check against cuBLAS on set 0).
-      double t_sk = 0;
-      {
-        wa.split_k = 1;
-        const tilepipe::Status blocks = W8A16::stream_k_blocks(wa.stream_k);
-        if (!blocks) { std::fprintf(stderr, "w8a16_bench: %s\n", blocks.what()); return 1; }
-        wa.a = s.a[0]; wa.b = s.b8[0]; wa.scale = s.scale[0]; wa.d = s.d[0];
-        const std::size_t bytes = W8A16::workspace_size(wa);
-        void* ws = nullptr;
-        if (bytes > 0) check_cuda(cudaMalloc(&ws, bytes), "cudaMalloc workspace");
-        wa.workspace = ws; wa.workspace_bytes = bytes;
-        auto run = [&](int i) {
-          W8A16::Arguments x = wa;
-          x.a = s.a[i]; x.b = s.b8[i]; x.scale = s.scale[i]; x.d = s.d[i];
-          const tilepipe::Status st = W8A16::run(x);
-          if (!st) { std::fprintf(stderr, "w8a16_bench: GemmMixedInput stream-K: %s\n", st.what()); std::exit(1); }
-        };
-        check_cuda(cudaMemset(s.d[0], 0xFF, std::int64_t(m) * n * 2), "poison D");
-        run(0);
-        check_cuda(cudaDeviceSynchronize(), "GemmMixedInput stream-K check");
-        e_w8 = std::max(e_w8, rel_error(s.d[0], ref, std::int64_t(m) * n));
-        t_sk = time_us(run, sets, runs);
-        cudaFree(ws);
-        wa.stream_k = 0;
-      }
       // e4m3 weights (the same bytes), the rule's split.
       dequantize<__nv_fp8_e4m3><<<1024, 256>>>(deq, s.b8[0], s.scale[0], n, k);
       cublas_run(deq, s.a[0], ref);
@@ -282,9 +255,9 @@ int main(int argc, char** argv) {
 
       const bool ok = e_w8 < 1e-2 && e_auto < 1e-2 && e_e4m3 < 1e-2;
       if (!ok) status = 3;
-      std::printf("%6d %6d %6d | %9.2f %9.2f | %9.2f %5d %9.2f %5d | %7.2fx %7.2fx | %9.2f | %9.2f %7.2fx %7.2fx%s\n",
-                  m, n, k, t_cublas, t_auto, t_rule, rule, t_best, best, t_cublas / t_rule, t_auto / t_rule,
-                  t_e4m3, t_sk, t_cublas / t_sk, t_auto / t_sk, ok ? "" : "  CHECK FAILED");
+      std::printf("%6d %6d %6d | %9.2f %9.2f | %9.2f %5d %9.2f %5d | %7.2fx %7.2fx | %9.2f%s\n", m, n, k,
+                  t_cublas, t_auto, t_rule, rule, t_best, best, t_cublas / t_rule, t_auto / t_rule, t_e4m3,
+                  ok ? "" : "  CHECK FAILED");
       if (!ok) std::printf("  relative errors: w8a16 %.3g, auto %.3g, e4m3 %.3g\n", e_w8, e_auto, e_e4m3);
       std::fflush(stdout);
 

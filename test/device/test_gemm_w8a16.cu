@@ -7,7 +7,6 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -31,15 +30,13 @@ struct W8A16Case {
   Layout layout_cd = Layout::kRowMajor;
   float alpha = 1.0f, beta = 0.0f;
   int pad = 0;  // extra elements in every leading dimension (lda and ldd: a multiple of 8)
-  int stream_k = 0;  // stream-K blocks (0: none; -1: GemmMixedInput::stream_k_blocks, the GPU's)
 };
 
 std::string describe(const W8A16Case& c) {
   return std::to_string(c.m) + " x " + std::to_string(c.n) + " x " + std::to_string(c.k) + ", group " +
          std::to_string(c.group) + ", split_k " + std::to_string(c.split_k) + ", D " +
          (c.layout_cd == Layout::kRowMajor ? "row" : "col") + "-major, alpha " + std::to_string(c.alpha) +
-         ", beta " + std::to_string(c.beta) + ", pad " + std::to_string(c.pad) + ", stream_k " +
-         std::to_string(c.stream_k);
+         ", beta " + std::to_string(c.beta) + ", pad " + std::to_string(c.pad);
 }
 
 template <class T>
@@ -150,19 +147,6 @@ void run_case(const W8A16Case& c, std::uint32_t seed) {
     TP_CUDA_ASSERT(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
     args.split_k = Gemm::split_k_for(args, sm_count);
   }
-  args.stream_k = c.stream_k;
-  if (c.stream_k < 0) {
-    const tilepipe::Status blocks = Gemm::stream_k_blocks(args.stream_k);
-    ASSERT_TRUE(blocks.ok()) << blocks.what();
-  }
-  // The most partial sums a tile of D adds: split-K's slices, or stream-K's segments.
-  int slices = Gemm::split_k_slices(args).count;
-  bool shared_tiles = slices > 1;
-  if (Gemm::stream_k_runs(args)) {
-    const tilepipe::StreamKPartition part = Gemm::stream_k_partition(args);
-    for (long long t = part.dp_tiles; t < part.tiles; ++t) slices = std::max(slices, part.segments(t));
-    shared_tiles = part.slots() > 0;
-  }
   const std::size_t ws_bytes = Gemm::workspace_size(args);
   constexpr std::size_t kWsGuard = 256;  // bytes on either side of the workspace
   tptest::DeviceBuffer<unsigned char> d_ws(ws_bytes + 2 * kWsGuard);
@@ -172,7 +156,7 @@ void run_case(const W8A16Case& c, std::uint32_t seed) {
     args.workspace = d_ws.get() + kWsGuard;
     args.workspace_bytes = ws_bytes;
   }
-  EXPECT_EQ(shared_tiles, ws_bytes > 0);
+  EXPECT_EQ(Gemm::split_k_slices(args).count > 1, ws_bytes > 0);
 
   const tilepipe::Status s = Gemm::run(args);
   ASSERT_TRUE(s.ok()) << s.what();
@@ -182,24 +166,12 @@ void run_case(const W8A16Case& c, std::uint32_t seed) {
   TP_CUDA_ASSERT(d_d.download(d));
   std::vector<unsigned char> ws;
   TP_CUDA_ASSERT(d_ws.download(ws));
-  if (Gemm::stream_k_runs(args)) {
-    // Stream-K sums a tile's segments in k order whichever block completes it: a second run, on
-    // poisoned D and workspace, gives the same bits.
-    TP_CUDA_ASSERT(d_d.poison(0xFF));
-    TP_CUDA_ASSERT(d_ws.poison(0xFF));
-    const tilepipe::Status again = Gemm::run(args);
-    ASSERT_TRUE(again.ok()) << again.what();
-    TP_CUDA_ASSERT_LAUNCH();
-    std::vector<ElementD> d2;
-    TP_CUDA_ASSERT(d_d.download(d2));
-    EXPECT_EQ(std::memcmp(d.data(), d2.data(), d.size() * sizeof(ElementD)), 0)
-        << "two stream-K runs of the same arguments differ";
-  }
 
   // The bound: |alpha| * sum |a q s| * (u_A for the dequantized b + f32 summation of K products
   // and the slices, with a factor 2 of slack for the tensor cores' accumulation), + the f32
   // epilogue, + the rounding of D.
   const double u_a = unit_roundoff<ElementA>(), u_d = unit_roundoff<ElementD>();
+  const int slices = Gemm::split_k_slices(args).count;
   const double sum_rel = u_a + 2.0 * (k + slices + 2) * std::ldexp(1.0, -24);
   const double u_sub = subnormal_roundoff<ElementA>();  // a dequantized b below A's normal range
   int bad = 0;
@@ -238,7 +210,7 @@ void run_case(const W8A16Case& c, std::uint32_t seed) {
   }
   for (std::size_t i = 0; i < kWsGuard; ++i)
     if ((ws[i] != 0xFF || ws[kWsGuard + ws_bytes + i] != 0xFF) && ++clobbered <= 8)
-      ADD_FAILURE() << "byte " << i << " of a guard band around the workspace was written";
+      ADD_FAILURE() << "byte " << i << " of a guard band around the split-K workspace was written";
   EXPECT_EQ(clobbered, 0);
 }
 
@@ -289,22 +261,6 @@ TEST(GemmW8A16, EpilogueF32AndColumnMajor) {
   std::uint32_t seed = 300;
   for (const W8A16Case& c : cases) run_case<GemmF16F32, __half, float>(c, seed++);
   run_case<GemmF16, __half, __half>({16, 512, 1024, 64, 2, Layout::kColumnMajor, 1.5f, -1.0f}, seed++);
-}
-
-// Stream-K: the GPU's own grid on a decode shape, and small grids that share every tile among
-// several blocks (K's residue, edge tiles, whole tiles first), through each D type, with beta.
-TEST(GemmW8A16, StreamK) {
-  constexpr Layout kRow = Layout::kRowMajor, kCol = Layout::kColumnMajor;
-  const W8A16Case cases[] = {
-      {16, 4096, 4096, 128, 1, kRow, 1.0f, 0.0f, 0, -1},
-      {17, 200, 1000, 64, 1, kRow, 1.0f, 0.0f, 0, 7},
-      {128, 1024, 1024, 128, 1, kRow, 0.5f, 1.0f, 8, 20},
-      {1, 384, 512, 512, 1, kRow, 1.0f, 0.0f, 0, 1000},
-  };
-  std::uint32_t seed = 500;
-  for (const W8A16Case& c : cases) run_case<GemmF16, __half, __half>(c, seed++);
-  run_case<GemmF16F32, __half, float>({16, 512, 1024, 128, 1, kCol, -2.0f, 0.25f, 0, 5}, seed++);
-  run_case<GemmBF16, __nv_bfloat16, __nv_bfloat16>({19, 72, 200, 200, 1, kRow, 1.0f, 0.0f, 0, 3}, seed++);
 }
 
 // fp8 e4m3 weights: the same GEMM with cvt.rn.f16x2.e4m3x2 (sm_89 and later) or integer

@@ -136,46 +136,6 @@ TEST(MixedInputArguments, SplitKNeedsAWorkspaceApartFromEverything) {
   EXPECT_EQ(Gemm::split_k_slices(a).count, 2);
 }
 
-TEST(MixedInputArguments, StreamKNeedsAWorkspaceApartFromEverything) {
-  Gemm::Arguments a = valid_args();  // 32 output tiles of 64 k-tiles
-  a.stream_k = 132;
-  ASSERT_TRUE(Gemm::stream_k_runs(a));
-  const tilepipe::StreamKPartition p = Gemm::stream_k_partition(a);
-  EXPECT_EQ(p.tiles, 32);
-  EXPECT_EQ(p.k_tiles, 64);
-  EXPECT_EQ(p.blocks, 132);
-  EXPECT_EQ(p.dp_tiles, 0);  // fewer tiles than blocks: every tile is shared
-  // Two 16 x 128 f32 slots per block, then one counter per shared tile.
-  const std::size_t bytes = Gemm::workspace_size(a);
-  EXPECT_EQ(bytes, 132u * 2u * 16u * 128u * sizeof(float) + 32u * sizeof(std::uint32_t));
-  expect_invalid(a, "workspace is a null pointer");
-  a.workspace = fake<void>(0x8000000);
-  a.workspace_bytes = bytes - 4;
-  expect_invalid(a, "workspace_bytes");
-  a.workspace_bytes = bytes;
-  EXPECT_TRUE(Gemm::check_arguments(a).ok()) << Gemm::check_arguments(a).what();
-  a.workspace = fake<void>(0x4000000 - 64);  // over the scales
-  expect_invalid(a, "the stream-K workspace overlaps scale");
-  a.workspace = fake<void>(0x5000000 - 64);  // over D
-  expect_invalid(a, "the stream-K workspace overlaps D");
-  a.workspace = fake<void>(0x8000004);
-  expect_invalid(a, "workspace is not 16-byte aligned");
-  a = valid_args();
-  a.stream_k = -1;
-  expect_invalid(a, "stream_k = -1 is negative");
-  a.stream_k = 132; a.split_k = 4;
-  expect_invalid(a, "split_k = 4 and stream_k = 132");
-  // Tiles that divide evenly over the blocks run whole: no workspace.
-  a = valid_args();
-  a.stream_k = 16;
-  EXPECT_EQ(Gemm::workspace_size(a), 0u);
-  EXPECT_TRUE(Gemm::check_arguments(a).ok()) << Gemm::check_arguments(a).what();
-  // K = 0 (D = beta * C): no stream-K, no workspace.
-  a.k = 0; a.stream_k = 132;
-  EXPECT_FALSE(Gemm::stream_k_runs(a));
-  EXPECT_EQ(Gemm::workspace_size(a), 0u);
-}
-
 TEST(MixedInputArguments, SplitKRuleForDecode) {
   Gemm::Arguments a = valid_args();  // 16 x 4096 x 4096: 32 output tiles, 64 k-tiles
   EXPECT_EQ(Gemm::split_k_for(a, 132), 4);  // 128 blocks: the most that fit in one wave

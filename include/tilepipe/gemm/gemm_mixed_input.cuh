@@ -10,7 +10,6 @@
 
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -25,7 +24,6 @@
 #include "kernel.cuh"
 #include "mixed_input_arguments.cuh"
 #include "split_k.cuh"
-#include "stream_k.cuh"
 
 namespace tilepipe {
 
@@ -56,17 +54,12 @@ using MixedInputTileConfig = TileConfig<16, 128, 64, 16, 32>;
 //! args.scale = scales; args.group = 128;     // ceil(K / 128) x N
 //! args.d = y; args.ldd = n;
 //! args.split_k = 4;                          // decode: few output tiles, long K
-//! // or: Gemm::stream_k_blocks(args.stream_k); // every SM busy, even shares of the k-tiles
 //! std::size_t bytes = Gemm::workspace_size(args);  // then args.workspace, workspace_bytes
 //! tilepipe::Status s = Gemm::run(args, stream);
 //! \endcode
 //!
-//! Split-K and stream-K are always compiled in: `run` launches the persistent stream-K kernel
-//! when `stream_k_runs(args)` (see GemmMultistageStreamK), the partial kernel and the reduction
-//! when `split_k_slices(args)` has more than one slice, else the one kernel (see
-//! GemmMultistageSplitK). For decode shapes stream-K keeps every SM streaming weights: at M = 16
-//! and N = K = 14336 the 112 output tiles of 128 columns leave 20 of an H100's 132 SMs idle
-//! without it, and at N = K = 4096 it replaces split-K's second kernel.
+//! Split-K is always compiled in: `run` launches the partial kernel and the reduction when
+//! `split_k_slices(args)` has more than one slice, else the one kernel (see GemmMultistageSplitK).
 template <class ElementA, class ElementB, class ElementD, Layout LayoutA = Layout::kRowMajor,
           Layout LayoutB = Layout::kColumnMajor, int Stages = 6, class OutputOp = Identity,
           class Tile = MixedInputTileConfig>
@@ -101,11 +94,9 @@ class GemmMixedInput {
   using PartialKernel =
       GemmKernel<Mainloop, StagedEpilogue<float, Policy, sizeof(typename Mainloop::SharedStorage)>,
                  Raster, /*kSliceK=*/true>;
-  //! Stream-K's persistent kernel: the same mainloop and epilogue (gemm/stream_k.cuh).
-  using StreamKKernel = StreamKGemmKernel<Mainloop, Epilogue, Raster>;
   static constexpr int kThreads = Policy::kThreads;
   static constexpr std::size_t kSharedBytes =
-      std::max({Kernel::kSharedBytes, PartialKernel::kSharedBytes, StreamKKernel::kSharedBytes});
+      Kernel::kSharedBytes > PartialKernel::kSharedBytes ? Kernel::kSharedBytes : PartialKernel::kSharedBytes;
 
   //! Checks `args` against everything the kernels rely on (`check_arguments`) and the current
   //! device. On failure the status's message names the offending argument.
@@ -125,8 +116,7 @@ class GemmMixedInput {
   //! The argument part of `can_implement`: queries no device, so it works without a GPU.
   static Status check_arguments(const Arguments& a) {
     return detail::MixedInputArgumentChecks::check(a, Policy::Tile::kM, Policy::Tile::kN,
-                                                   split_k_slices(a), stream_k_runs(a),
-                                                   workspace_size(a));
+                                                   split_k_slices(a), workspace_size(a));
   }
 
   //! The device part of `can_implement`, from the properties of device `device`.
@@ -154,49 +144,10 @@ class GemmMixedInput {
     return split;
   }
 
-  //! Whether `run` takes the stream-K kernel for `args`: `stream_k > 0` and something to compute
-  //! (M, N and K above 0).
-  static bool stream_k_runs(const Arguments& args) {
-    return args.stream_k > 0 && args.m > 0 && args.n > 0 && args.k > 0;
-  }
-
-  //! How stream-K shares `args`' output tiles and k-tiles over `min(args.stream_k, work)` blocks
-  //! (layout/stream_k_partition.cuh).
-  static StreamKPartition stream_k_partition(const Arguments& args) {
-    const long long tiles = static_cast<long long>((args.m + Policy::Tile::kM - 1) / Policy::Tile::kM) *
-                            ((args.n + Policy::Tile::kN - 1) / Policy::Tile::kN);
-    const int k_tiles = (args.k + Policy::Tile::kK - 1) / Policy::Tile::kK;
-    return tilepipe::stream_k_partition(tiles, k_tiles, args.stream_k);
-  }
-
-  //! The stream-K kernel's blocks that fit on the current device at once (its occupancy per SM
-  //! times the SMs): the `args.stream_k` that fills the GPU exactly once.
-  static Status stream_k_blocks(int& blocks) {
-    blocks = 0;
-    int device = 0, sms = 0, per_sm = 0;
-    cudaError_t e = cudaGetDevice(&device);
-    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-    if (e != cudaSuccess) return cuda_error("the device query", e);
-    auto kernel = gemm_kernel<StreamKKernel>;
-    if (StreamKKernel::kSharedBytes > 48 * 1024) {
-      e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               static_cast<int>(StreamKKernel::kSharedBytes));
-      if (e != cudaSuccess) return cuda_error("cudaFuncSetAttribute", e);
-    }
-    e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads,
-                                                      StreamKKernel::kSharedBytes);
-    if (e != cudaSuccess) return cuda_error("cudaOccupancyMaxActiveBlocksPerMultiprocessor", e);
-    blocks = sms * (per_sm > 0 ? per_sm : 1);
-    return Status::success();
-  }
-
-  //! Bytes of workspace `run` needs: with stream-K (`stream_k_runs`) the partial accumulators and
-  //! tile counters of `StreamKWorkspace` (0 when its tiles divide evenly over the blocks); with
-  //! split-K `slices x M x N` floats (the contiguous extent rounded up to 4); else 0.
+  //! Bytes of workspace `run` needs: 0 without split-K, else `slices x M x N` floats (the
+  //! contiguous extent rounded up to 4).
   static std::size_t workspace_size(const Arguments& args) {
     if (args.m <= 0 || args.n <= 0) return 0;
-    if (stream_k_runs(args))
-      return StreamKWorkspace::make(stream_k_partition(args), Policy::Tile::kM, Policy::Tile::kN).bytes();
     const SplitKSlices slices = split_k_slices(args);
     return slices.count <= 1 ? 0 : workspace_layout(args, slices.count).bytes();
   }
@@ -206,7 +157,6 @@ class GemmMixedInput {
     Status s = can_implement(args);
     if (!s) return s;
     if (args.m == 0 || args.n == 0) return Status::success();
-    if (stream_k_runs(args)) return run_stream_k(args, stream);
     const SplitKSlices slices = split_k_slices(args);
     if (slices.count > 1) return run_split_k(args, slices, stream);
     Params p = kernel_params<Params>(args);
@@ -255,29 +205,6 @@ class GemmMixedInput {
     const cudaError_t e =
         detail::reduce_split_k<ElementD, OutputOp>(args, workspace, ws, slices.count, 1, 0, 0, stream);
     return e == cudaSuccess ? Status::success() : cuda_error("the split-K reduction kernel launch", e);
-  }
-
-  // Stream-K: zero the tile counters, then the persistent kernel. The arguments have been checked.
-  static Status run_stream_k(const Arguments& args, cudaStream_t stream) {
-    const StreamKPartition part = stream_k_partition(args);
-    const StreamKWorkspace ws = StreamKWorkspace::make(part, Policy::Tile::kM, Policy::Tile::kN);
-    using StreamKParams = typename StreamKKernel::Params;
-    StreamKParams p = kernel_params<StreamKParams>(args);
-    p.batches = 1;
-    p.partition = part;
-    p.partials = static_cast<float*>(args.workspace);
-    p.counters = nullptr;
-    p.epilogue = {args.d, args.c, args.ldd, args.ldc, args.alpha, args.beta, args.layout_cd,
-                  args.m, args.n, args.output_op};
-    if (ws.counters > 0) {
-      p.counters = reinterpret_cast<std::uint32_t*>(static_cast<unsigned char*>(args.workspace) +
-                                                    ws.counters_offset());
-      const cudaError_t e = cudaMemsetAsync(p.counters, 0, ws.counters * sizeof(std::uint32_t), stream);
-      if (e != cudaSuccess) return cuda_error("cudaMemsetAsync of the stream-K tile counters", e);
-    }
-    return detail::launch_gemm_kernel_on<StreamKKernel>(p, dim3(static_cast<unsigned>(part.blocks)),
-                                                        "GemmMixedInput",
-                                                        "the stream-K kernel launch", stream);
   }
 
   static Status cuda_error(const char* what, cudaError_t e) {

@@ -27,10 +27,9 @@ namespace tilepipe {
 //! - C, D: M x N in `layout_cd`, 16-byte aligned as for GemmMultistage.
 //! K needs no particular multiple: its residue is zero-filled on load.
 //!
-//! Split-K or stream-K (for decode shapes, where N / TileN output tiles are too few to fill the
-//! GPU): as for GemmMultistageSplitK and GemmMultistageStreamK (gemm/arguments.cuh), with
-//! `GemmMixedInput::workspace_size(args)` bytes of workspace that overlaps nothing else;
-//! `split_k > 1` and `stream_k > 0` exclude each other.
+//! Split-K (for decode shapes, where N / TileN output tiles are too few to fill the GPU): as for
+//! GemmMultistageSplitK (gemm/arguments.cuh), with `GemmMixedInput::workspace_size(args)` bytes of
+//! workspace that overlaps nothing else.
 template <class ElementA, class ElementB, class ElementD, class OutputOp = Identity>
 struct MixedInputArguments {
   int m = 0, n = 0, k = 0;
@@ -45,8 +44,7 @@ struct MixedInputArguments {
   float beta = 0.0f;
   Layout layout_cd = Layout::kRowMajor;  //!< layout of C and D
   int split_k = 1;                  //!< slices of K (1: no split-K)
-  int stream_k = 0;                 //!< stream-K's persistent blocks (0: no stream-K)
-  void* workspace = nullptr;        //!< f32 partial products, when split-K or stream-K runs
+  void* workspace = nullptr;        //!< f32 partial products, when split-K runs
   std::size_t workspace_bytes = 0;  //!< size of `workspace`
   OutputOp output_op{};             //!< applied to every element of D (output_ops.cuh)
 };
@@ -54,20 +52,17 @@ struct MixedInputArguments {
 namespace detail {
 
 //! The device-free checks of MixedInputArguments: the scales and the group here, everything
-//! GemmMultistage checks too (sizes, pointers, alignment, aliasing, the workspace of split-K or
-//! stream-K) through GemmArgumentChecks, with every message starting "GemmMixedInput: ".
+//! GemmMultistage checks too (sizes, pointers, alignment, aliasing, split-K's workspace) through
+//! GemmArgumentChecks, with every message starting "GemmMixedInput: ".
 struct MixedInputArgumentChecks {
-  //! `stream_k_runs`: whether the call takes the stream-K kernel (GemmMixedInput::stream_k_runs).
   template <class Args>
   static Status check(const Args& a, int tile_m, int tile_n, const SplitKSlices& slices,
-                      bool stream_k_runs, std::size_t workspace_needed) {
+                      std::size_t workspace_needed) {
     // GemmMultistage's checks on the same fields, for one problem and 16-byte alignment.
-    using Checks = GemmArgumentChecks<Layout::kRowMajor, Layout::kColumnMajor>;
     const GemmView<Args> view(a);
-    Status s = Checks::check_stream_k_request(view);
-    if (s) s = Checks::check(view, tile_m, tile_n, slices, workspace_needed,
-                             /*split_k_compiled=*/true, /*any_alignment=*/false);
-    if (s) s = Checks::check_stream_k(view, stream_k_runs, workspace_needed, /*compiled=*/true);
+    Status s = GemmArgumentChecks<Layout::kRowMajor, Layout::kColumnMajor>::check(
+        view, tile_m, tile_n, slices, workspace_needed, /*split_k_compiled=*/true,
+        /*any_alignment=*/false);
     if (!s) return renamed(s);
     if (a.m == 0 || a.n == 0 || a.k == 0) return Status::success();  // no scale is read
     if (a.scale == nullptr) return invalid("scale is a null pointer");
@@ -87,11 +82,10 @@ struct MixedInputArgumentChecks {
     const std::int64_t d_inner = a.layout_cd == Layout::kRowMajor ? a.n : a.m;
     if (scale.overlaps(range(a.d, (d_outer - 1) * a.ldd + d_inner)))
       return invalid("D overlaps scale in memory; write D to a separate buffer");
-    if ((slices.count > 1 || stream_k_runs) && workspace_needed > 0 &&
+    if (slices.count > 1 &&
         scale.overlaps(range(static_cast<const unsigned char*>(a.workspace),
                              static_cast<std::int64_t>(workspace_needed))))
-      return invalid(std::string(stream_k_runs ? "the stream-K" : "the split-K") +
-                     " workspace overlaps scale in memory");
+      return invalid("the split-K workspace overlaps scale in memory");
     return Status::success();
   }
 
@@ -102,8 +96,7 @@ struct MixedInputArgumentChecks {
     explicit GemmView(const Args& x)
         : m(x.m), n(x.n), k(x.k), a(x.a), b(x.b), c(x.c), d(x.d), lda(x.lda), ldb(x.ldb),
           ldc(x.ldc), ldd(x.ldd), alpha(x.alpha), beta(x.beta), layout_cd(x.layout_cd),
-          split_k(x.split_k), stream_k(x.stream_k), workspace(x.workspace),
-          workspace_bytes(x.workspace_bytes),
+          split_k(x.split_k), workspace(x.workspace), workspace_bytes(x.workspace_bytes),
           output_op(x.output_op) {}
     int m, n, k;
     decltype(Args::a) a;
@@ -116,7 +109,6 @@ struct MixedInputArgumentChecks {
     int batch_count = 1;
     std::int64_t batch_stride_a = 0, batch_stride_b = 0, batch_stride_c = 0, batch_stride_d = 0;
     int split_k;
-    int stream_k;
     void* workspace;
     std::size_t workspace_bytes;
     decltype(Args::output_op) output_op;

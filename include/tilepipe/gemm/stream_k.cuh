@@ -1,9 +1,8 @@
 #pragma once
 //! \file
-//! Stream-K for GemmMultistage's Ampere tier and for GemmMixedInput: a persistent grid in which
-//! every block computes an even share of the GEMM's MAC-iterations (layout/stream_k_partition.cuh),
-//! and the fix-up that turns the pieces of a shared tile into one result without any block waiting
-//! for another.
+//! Stream-K for GemmMultistage's Ampere tier: a persistent grid in which every block computes an
+//! even share of the GEMM's MAC-iterations (layout/stream_k_partition.cuh), and the fix-up that
+//! turns the pieces of a shared tile into one result without any block waiting for another.
 //!
 //! Fix-up: a block that computes only part of a tile stores its f32 accumulators into a workspace
 //! slot of its own, in register-fragment order (each thread writes its own fragments as float4s,
@@ -105,7 +104,6 @@ struct StreamKGemmKernel {
     float* partials;           //!< the workspace's slots (StreamKWorkspace)
     std::uint32_t* counters;   //!< one per stream-K tile, zero at launch
     typename Epilogue::Params epilogue;  //!< D, C, alpha, beta, the output operator, m and n
-    typename Mainloop::TransformB transform_b;  //!< a MixedInput mainloop's B transform
   };
 
   TILEPIPE_DEVICE void operator()(const Params& p, SharedStorage& storage) const {
@@ -159,7 +157,7 @@ struct StreamKGemmKernel {
     acc.clear();
     mainloop(acc, p.a + batch * p.batch_stride_a + a_k0, p.lda,
              p.b + batch * p.batch_stride_b + b_k0, p.ldb, p.epilogue.m, p.epilogue.n, k_end - k0,
-             t.m * Tile::kM, t.n * Tile::kN, 16, 16, p.transform_b, k0);
+             t.m * Tile::kM, t.n * Tile::kN, 16, 16, typename Mainloop::TransformB{}, k0);
   }
 
   // D = op(alpha * acc + beta * C) for tile `t`. The mainloop has drained its ring.
