@@ -216,7 +216,9 @@ void run_case(const W8A16Case& c, std::uint32_t seed) {
 
 using GemmF16 = tilepipe::GemmMixedInput<__half, std::int8_t, __half>;
 using GemmBF16 = tilepipe::GemmMixedInput<__nv_bfloat16, std::int8_t, __nv_bfloat16>;
-using GemmF16F32 = tilepipe::GemmMixedInput<__half, std::int8_t, float>;
+// f32 D, and the 64-deep k-tile (the default's is 128: layout/byte_fragment_map.cuh's two k orders).
+using GemmF16F32 = tilepipe::GemmMixedInput<__half, std::int8_t, float, Layout::kRowMajor, Layout::kColumnMajor, 6,
+                                            tilepipe::Identity, tilepipe::TileConfig<16, 128, 64, 16, 32>>;
 
 // Decode shapes (M of 1 to 128 against N, K up to 4096), with and without split-K, each group.
 TEST(GemmW8A16, DecodeShapesF16) {

@@ -1,7 +1,7 @@
 // Host test of ByteFragmentLoaderA / B (warp/byte_fragment_loader.cuh), end to end: the 32 lanes of
 // each warp load their fragments of a k-tile from swizzled shared tiles, and the products that
 // mma.sync m16n8k16 forms from those registers (its fragment layout, arch/mma.cuh) over the
-// k-tile's four k-blocks equal A * B over the k-tile for every row and column of the warp tile.
+// k-tile's k-blocks (4 or 8) equal A * B over the k-tile for every row and column of the warp tile.
 // On the host the loaders' 128-bit loads are plain reads, so this checks the registers they fill.
 
 #include <gtest/gtest.h>
@@ -22,9 +22,8 @@ float half_of(std::uint32_t reg, int which) {
 }
 int byte_of(std::uint32_t reg, int which) { return static_cast<std::int8_t>((reg >> (8 * which)) & 0xFF); }
 
-template <int TileM, int TileN, int WarpM, int WarpN>
+template <int TileM, int TileN, int kTileK, int WarpM, int WarpN>
 void check_loaders(std::uint32_t seed) {
-  constexpr int kTileK = 64;
   using LoadA = tilepipe::ByteFragmentLoaderA<__half, TileM, kTileK, WarpM>;
   using LoadB = tilepipe::ByteFragmentLoaderB<std::int8_t, TileN, kTileK, WarpN>;
   typename LoadA::Tile a;
@@ -84,9 +83,12 @@ void check_loaders(std::uint32_t seed) {
 }
 
 TEST(ByteFragmentLoader, MmaOfTheLoadedFragmentsIsTheKTileProduct) {
-  check_loaders<16, 128, 16, 32>(1);  // GemmMixedInput's default tile
-  check_loaders<32, 64, 16, 16>(2);
-  check_loaders<64, 128, 32, 64>(3);
+  check_loaders<16, 128, 64, 16, 32>(1);
+  check_loaders<32, 64, 64, 16, 16>(2);
+  check_loaders<64, 128, 64, 32, 64>(3);
+  check_loaders<16, 128, 128, 16, 32>(4);
+  check_loaders<16, 64, 128, 16, 16>(5);
+  check_loaders<64, 128, 128, 32, 64>(6);
 }
 
 }  // namespace

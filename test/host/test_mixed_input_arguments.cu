@@ -132,22 +132,24 @@ TEST(MixedInputArguments, SplitKNeedsAWorkspaceApartFromEverything) {
   expect_invalid(a, "split_k = 0");
   // More slices than k-tiles: one slice per k-tile, none empty.
   a = valid_args();
-  a.k = 100; a.lda = 104; a.ldb = 112; a.group = 100; a.split_k = 4;
+  a.k = 200; a.lda = 208; a.ldb = 208; a.group = 200; a.split_k = 4;  // two k-tiles of 128
   EXPECT_EQ(Gemm::split_k_slices(a).count, 2);
 }
 
 TEST(MixedInputArguments, SplitKRuleForDecode) {
-  Gemm::Arguments a = valid_args();  // 16 x 4096 x 4096: 32 output tiles, 64 k-tiles
-  EXPECT_EQ(Gemm::split_k_for(a, 132), 4);  // 128 blocks: the most that fit in one wave
-  EXPECT_EQ(Gemm::split_k_for(a, 64), 2);
-  EXPECT_EQ(Gemm::split_k_for(a, 32), 1);
-  a.m = 128;  // 256 tiles fill 132 SMs
+  Gemm::Arguments a = valid_args();  // 16 x 4096 x 4096: 64 output tiles of 64, 32 k-tiles of 128
+  EXPECT_EQ(Gemm::split_k_for(a, 132), 2);  // 128 blocks: the most that fit in one wave
+  EXPECT_EQ(Gemm::split_k_for(a, 256), 4);
+  EXPECT_EQ(Gemm::split_k_for(a, 64), 1);
+  a.m = 128;  // 512 tiles fill 132 SMs
   EXPECT_EQ(Gemm::split_k_for(a, 132), 1);
-  a.m = 1; a.n = 14336; a.k = 14336;  // 112 tiles: a split of 2 would not fit in one wave
+  a.m = 1; a.n = 14336; a.k = 14336;  // 224 tiles: a split of 2 would not fit in one wave
   EXPECT_EQ(Gemm::split_k_for(a, 132), 1);
-  EXPECT_EQ(Gemm::split_k_for(a, 224), 2);
-  a.n = 128; a.k = 512;  // 8 k-tiles: one slice of 4 k-tiles at least
+  EXPECT_EQ(Gemm::split_k_for(a, 448), 2);
+  a.n = 128; a.k = 1024;  // 8 k-tiles: one slice of 4 k-tiles at least
   EXPECT_EQ(Gemm::split_k_for(a, 132), 2);
+  a.k = 512;  // 4 k-tiles: no split
+  EXPECT_EQ(Gemm::split_k_for(a, 132), 1);
 }
 
 // fp8 e4m3 weights take the same arguments (B is one byte per element either way).

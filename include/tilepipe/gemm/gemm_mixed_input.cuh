@@ -27,10 +27,12 @@
 
 namespace tilepipe {
 
-//! GemmMixedInput's tile unless told otherwise: 16 x 128 x 64 with four 16 x 32 warp tiles, made
+//! GemmMixedInput's tile unless told otherwise: 16 x 64 x 128 with four 16 x 16 warp tiles, made
 //! for decode (M of 1 to 16 fills the tile's rows; larger M takes more row tiles, which share B
-//! through L2). 10 KB a stage.
-using MixedInputTileConfig = TileConfig<16, 128, 64, 16, 32>;
+//! through L2). 12.25 KB a stage, 5 stages (3 blocks an SM on an H100). The k-tile of 128 reads
+//! 128 contiguous bytes of each weight column a stage: on an H100 a stream of 64-byte pieces of
+//! 14336 columns reached 2.27 TB/s, of 128-byte pieces 2.67-2.73 (performance log, entry 27).
+using MixedInputTileConfig = TileConfig<16, 64, 128, 16, 16>;
 
 //! A weight-only quantized GEMM (W8A16): see MixedInputArguments for the operands.
 //!
@@ -43,7 +45,8 @@ using MixedInputTileConfig = TileConfig<16, 128, 64, 16, 32>;
 //! \tparam LayoutB   `Layout::kColumnMajor` (the only one: K contiguous)
 //! \tparam Stages    shared-memory pipeline depth
 //! \tparam OutputOp  what is done to each element before it is stored (output_ops.cuh)
-//! \tparam Tile      block and warp tile, a `TileConfig` with MathDefault and a k-tile of 64
+//! \tparam Tile      block and warp tile, a `TileConfig` with MathDefault and a k-tile of 64 or
+//!                   128
 //!
 //! \code
 //! using Gemm = tilepipe::GemmMixedInput<__half, std::int8_t, __half>;
@@ -61,7 +64,7 @@ using MixedInputTileConfig = TileConfig<16, 128, 64, 16, 32>;
 //! Split-K is always compiled in: `run` launches the partial kernel and the reduction when
 //! `split_k_slices(args)` has more than one slice, else the one kernel (see GemmMultistageSplitK).
 template <class ElementA, class ElementB, class ElementD, Layout LayoutA = Layout::kRowMajor,
-          Layout LayoutB = Layout::kColumnMajor, int Stages = 6, class OutputOp = Identity,
+          Layout LayoutB = Layout::kColumnMajor, int Stages = 5, class OutputOp = Identity,
           class Tile = MixedInputTileConfig>
 class GemmMixedInput {
   static_assert(std::is_same_v<ElementA, __half> || std::is_same_v<ElementA, __nv_bfloat16>,
@@ -132,9 +135,9 @@ class GemmMixedInput {
 
   //! A split-K factor for `args` on a GPU with `sm_count` SMs (the decode rule): the largest
   //! power of two whose thread blocks, output tiles x slices, still fit on the SMs in one wave,
-  //! with at least 4 k-tiles per slice. M = 16 on 132 SMs: N = K = 4096 (32 tiles) split 4,
-  //! N = K = 14336 (112 tiles) none. On an H100 those ran fastest of splits 1 to 16 (log
-  //! entry 23); a second, partial wave of slices cost 3-15%.
+  //! with at least 4 k-tiles per slice. M = 16 on 132 SMs: N = K = 4096 (64 tiles) split 2,
+  //! N = K = 14336 (224 tiles, 2 blocks on most SMs) none. On an H100 those ran fastest of splits
+  //! 1 to 8 (log entries 23 and 27); a second, partial wave of slices cost 3-15%.
   static int split_k_for(const Arguments& args, int sm_count) {
     const std::int64_t tiles = std::int64_t((args.m + Policy::Tile::kM - 1) / Policy::Tile::kM) *
                                ((args.n + Policy::Tile::kN - 1) / Policy::Tile::kN);

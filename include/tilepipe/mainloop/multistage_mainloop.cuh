@@ -22,16 +22,16 @@ namespace tilepipe {
 namespace detail {
 //! A mainloop's stage: a k-tile of A and one of B, and for a MixedInput what its transform stages
 //! with them (`b_staged`).
-template <class TileA, class TileB, class TransformB, int TileN>
+template <class TileA, class TileB, class TransformB, int TileN, int TileK>
 struct MainloopStage {
   struct type {
     TileA a;
     TileB b;
-    typename TransformB::template Staged<TileN> b_staged;
+    typename TransformB::template Staged<TileN, TileK> b_staged;
   };
 };
-template <class TileA, class TileB, int TileN>
-struct MainloopStage<TileA, TileB, NoTransformB, TileN> {
+template <class TileA, class TileB, int TileN, int TileK>
+struct MainloopStage<TileA, TileB, NoTransformB, TileN, TileK> {
   struct type {
     TileA a;
     TileB b;
@@ -59,7 +59,7 @@ struct MixedInputRegisters<LoaderA, LoaderB, NoTransformB> {
 //! \tparam Element  `__half` or `__nv_bfloat16`; `float` under MathTF32 or MathSimtF32; or, for a
 //!                  1-byte B (int8, fp8 e4m3) converted on load, `MixedInput<ElementA, TransformB>`
 //!                  (warp/fragment_transform.cuh: A row-major, B column-major, 16-byte copies,
-//!                  a k-tile of 64)
+//!                  a k-tile of 64 or 128)
 //! \tparam LayoutA  global layout of A (M x K)
 //! \tparam LayoutB  global layout of B (K x N)
 //! \tparam Policy   a `GemmPolicy` (tiles, stages and math: `Policy::Math` picks the fragment
@@ -114,9 +114,9 @@ class MultistageMainloop {
                                   std::is_same_v<Math, MathDefault> && is_mma_m16n8k16_input_v<Element>),
                 "MultistageMainloop: a MixedInput needs f16 or bf16 A, a 1-byte B, MathDefault and "
                 "16-byte copies (AnyAlignment = false)");
-  static_assert(!kTransformsB || Tile::kK == 64,
-                "MultistageMainloop: a MixedInput's k-tile must be 64 deep (Tile::kK == 64): B's "
-                "fragments are loaded 64 k at a time, and a k-tile takes one row of scales");
+  static_assert(!kTransformsB || Tile::kK == 64 || Tile::kK == 128,
+                "MultistageMainloop: a MixedInput's k-tile must be 64 or 128 deep: a lane loads "
+                "one or two 16-byte chunks of each column's k-tile of B (ByteKOrder)");
   //! ldmatrix for B stored as A; for a MixedInput, 128-bit loads of a whole k-tile of B's stored
   //! bytes and of A in the same k order (warp/byte_fragment_loader.cuh).
   using FragmentLoaderA = std::conditional_t<
@@ -141,7 +141,7 @@ class MultistageMainloop {
 
   //! One stage of the ring: a k-tile of A and one of B (and, for a MixedInput, what the
   //! transform stages with it: `b_staged`, e.g. the k-tile's scales).
-  using Stage = typename detail::MainloopStage<TileA, TileB, TransformB, Tile::kN>::type;
+  using Stage = typename detail::MainloopStage<TileA, TileB, TransformB, Tile::kN, Tile::kK>::type;
   using Ring = SmemRingBuffer<Stage, kStages>;
   using SharedStorage = typename Ring::SharedStorage;  // (STAGES) x (A tile, B tile)
 
@@ -235,18 +235,23 @@ class MultistageMainloop {
   }
 
   // A's and B's fragments of k-block `kb` from `stage` into register buffer `buf`. For a
-  // MixedInput, k-block 0 loads all of the k-tile (A and B's stored bytes, 128-bit loads, and the
-  // transform's parameters) into registers; every k-block then converts its B bytes at once, so
-  // the conversion runs a k-block ahead of the mma that needs it.
+  // MixedInput, k-block 0 loads the transform's parameters of the k-tile, and k-blocks 0 and 4
+  // each load a 64-deep half of the k-tile (A and B's stored bytes, 128-bit loads) into registers
+  // (a half at a time: a whole k-tile of 128 held the bf16 kernel's registers past what ptxas
+  // gave it on sm_80); every k-block then converts its B bytes at once, so the conversion runs a
+  // k-block ahead of the mma that needs it.
   TILEPIPE_DEVICE static void load_fragments(Context& c, int buf, const Stage& stage, int kb) {
     if constexpr (kTransformsB) {
       auto& r = c.k_tile;
+      if (kb % 4 == 0) {
+        c.frag_a.load(r.a, stage.a, kb / 4);
+        c.frag_b.load(r.b, stage.b, kb / 4);
+      }
       if (kb == 0) {
-        c.frag_a.load(r.a, stage.a);
-        c.frag_b.load(r.b, stage.b);
         TILEPIPE_UNROLL
         for (int ni = 0; ni < FragmentB::kTiles; ++ni)
-          r.param[ni] = c.transform_b.param(stage.b_staged, c.lane_col + MmaShape::kN * ni);
+          r.param[ni] = c.transform_b.param(stage.b_staged, c.lane_col + MmaShape::kN * ni,
+                                            ByteKOrder<Tile::kK>::half_of(c.thread % 32));
       }
       c.fa[buf] = r.a.kb[kb];
       TILEPIPE_UNROLL
@@ -260,7 +265,7 @@ class MultistageMainloop {
   // MixedInput: the transform's share of k-tile `k_tile`, issued with the k-tile's copies.
   TILEPIPE_DEVICE static void stage_transform(Context& c, int k_tile) {
     if constexpr (kTransformsB)
-      c.transform_b.template stage<Tile::kN, kThreads>(c.ring.write_stage().b_staged,
+      c.transform_b.template stage<Tile::kN, Tile::kK, kThreads>(c.ring.write_stage().b_staged,
                                                        c.k_origin + k_tile * Tile::kK, c.block_n0, c.thread);
     else
       (void)k_tile;

@@ -36,10 +36,10 @@ struct KTileFragmentA {
 //!
 //! \tparam Stored  B's 1-byte element (`std::int8_t`, `__nv_fp8_e4m3`)
 //! \tparam TileN   block tile extent along N
-//! \tparam TileK   block tile extent along K: 64
+//! \tparam TileK   block tile extent along K: 64 or 128
 //! \tparam WarpN   this warp's extent along N, a multiple of 16 that divides TileN
 //!
-//! One `load` issues `WarpN / 8` 128-bit shared loads: all of a k-tile's B bytes.
+//! One `load` issues `WarpN / 8 x TileK / 64` 128-bit shared loads: all of a k-tile's B bytes.
 //!
 //! \code
 //! tilepipe::ByteFragmentLoaderB<std::int8_t, 128, 64, 32> load_b(lane, warp_n0);
@@ -63,14 +63,19 @@ class ByteFragmentLoaderB {
 
   //! Loads all k-blocks of `tile` into `frag`.
   TILEPIPE_DEVICE void load(Fragment& frag, const Tile& tile) const {
+    TILEPIPE_UNROLL
+    for (int h = 0; h < Map::kHalves; ++h) load(frag, tile, h);
+  }
+  //! Loads the k-blocks `4 h .. 4 h + 3` of `tile` (its 64-deep half `h`) into `frag`.
+  TILEPIPE_DEVICE void load(Fragment& frag, const Tile& tile, int h) const {
     const auto* base = reinterpret_cast<const unsigned char*>(tile.data);
     TILEPIPE_UNROLL
     for (int ni = 0; ni < Map::kTiles; ++ni) {
-      const uint4 v = *reinterpret_cast<const uint4*>(base + Map::split_offset(lane_bytes_, ni));
-      frag.x[ni][0] = v.x;  // k-block 0, ...
-      frag.x[ni][1] = v.y;
-      frag.x[ni][2] = v.z;
-      frag.x[ni][3] = v.w;
+      const uint4 v = *reinterpret_cast<const uint4*>(base + Map::split_offset(lane_bytes_, ni, h));
+      frag.x[ni][4 * h + 0] = v.x;  // k-block 4h, ...
+      frag.x[ni][4 * h + 1] = v.y;
+      frag.x[ni][4 * h + 2] = v.z;
+      frag.x[ni][4 * h + 3] = v.w;
     }
   }
 
@@ -83,10 +88,11 @@ class ByteFragmentLoaderB {
 //!
 //! \tparam Element  `__half` or `__nv_bfloat16`
 //! \tparam TileM    block tile extent along M
-//! \tparam TileK    block tile extent along K: 64
+//! \tparam TileK    block tile extent along K: 64 or 128
 //! \tparam WarpM    this warp's extent along M, a multiple of 16 that divides TileM
 //!
-//! One `load` issues `WarpM / 4` 128-bit shared loads (four per m16 tile): all of a k-tile's A.
+//! One `load` issues `WarpM / 4 x TileK / 64` 128-bit shared loads (four per m16 tile and 64 k):
+//! all of a k-tile's A.
 //!
 //! \code
 //! tilepipe::ByteFragmentLoaderA<__half, 16, 64, 16> load_a(lane, warp_m0);
@@ -110,20 +116,27 @@ class ByteFragmentLoaderA {
 
   //! Loads all k-blocks of `tile` into `frag`.
   TILEPIPE_DEVICE void load(Fragment& frag, const Tile& tile) const {
+    TILEPIPE_UNROLL
+    for (int h = 0; h < Map::kHalves; ++h) load(frag, tile, h);
+  }
+  //! Loads the k-blocks `4 h .. 4 h + 3` of `tile` (its 64-deep half `h`) into `frag`.
+  TILEPIPE_DEVICE void load(Fragment& frag, const Tile& tile, int h) const {
     const auto* base = reinterpret_cast<const unsigned char*>(tile.data);
     TILEPIPE_UNROLL
     for (int mi = 0; mi < Map::kTiles; ++mi) {
       TILEPIPE_UNROLL
-      for (int h = 0; h < 2; ++h) {  // row g, row g + 8: mma registers h and 2 + h
+      for (int r = 0; r < 2; ++r) {  // row g, row g + 8: mma registers r and 2 + r
         TILEPIPE_UNROLL
         for (int c = 0; c < 2; ++c) {
-          const uint4 v = *reinterpret_cast<const uint4*>(base + Map::split_offset(lane_bytes_, mi, h, c));
-          // Elements 0..3: k-block 2c; 4..7: k-block 2c + 1. Of each, the first two elements
-          // are register h's pair, the last two register 2 + h's (ByteKOrder).
-          frag.kb[2 * c].x[mi][h] = v.x;
-          frag.kb[2 * c].x[mi][2 + h] = v.y;
-          frag.kb[2 * c + 1].x[mi][h] = v.z;
-          frag.kb[2 * c + 1].x[mi][2 + h] = v.w;
+          const uint4 v =
+              *reinterpret_cast<const uint4*>(base + Map::split_offset(lane_bytes_, mi, r, h, c));
+          // Elements 0..3: k-block kb = 4h + 2c; 4..7: kb + 1. Of each, the first two elements
+          // are register r's pair, the last two register 2 + r's (ByteKOrder).
+          const int kb = 4 * h + 2 * c;
+          frag.kb[kb].x[mi][r] = v.x;
+          frag.kb[kb].x[mi][2 + r] = v.y;
+          frag.kb[kb + 1].x[mi][r] = v.z;
+          frag.kb[kb + 1].x[mi][2 + r] = v.w;
         }
       }
     }
