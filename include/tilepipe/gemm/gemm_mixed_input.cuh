@@ -93,7 +93,7 @@ class GemmMixedInput {
   //! Split-K's first kernel: the same mainloop over (tiles, slices), f32 into the workspace.
   using PartialKernel =
       GemmKernel<Mainloop, StagedEpilogue<float, Policy, sizeof(typename Mainloop::SharedStorage)>,
-                 Raster, /*kSliceK=*/true>;
+                 Raster, SliceReduction::kWorkspace>;
   static constexpr int kThreads = Policy::kThreads;
   static constexpr std::size_t kSharedBytes =
       Kernel::kSharedBytes > PartialKernel::kSharedBytes ? Kernel::kSharedBytes : PartialKernel::kSharedBytes;
