@@ -184,8 +184,9 @@ class GemmMixedInput {
     if (args.m == 0 || args.n == 0 || slices.count <= 1) return Status::success();
     *reduction = SplitKReduction::kWorkspace;
     const SplitKReduction asked = args.split_k_reduction;
-    if (asked == SplitKReduction::kWorkspace || slices.count > kMaxClusterSlices)
-      return Status::success();  // (kCluster with more slices: check_arguments refused it)
+    if (asked == SplitKReduction::kWorkspace) return Status::success();
+    if (slices.count > kMaxClusterSlices)  // kCluster: refused by check_arguments, and here
+      return asked == SplitKReduction::kCluster ? check_arguments(args) : Status::success();
     int device = 0, major = 0, minor = 0, code_arch = 0, clusters = 0;
     cudaError_t e = cudaGetDevice(&device);
     if (e == cudaSuccess) e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
