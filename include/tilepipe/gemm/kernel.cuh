@@ -164,7 +164,7 @@ struct GemmKernel {
       const std::uint32_t remote = arch::map_shared_rank(&quads[0][t], static_cast<unsigned>(s));
       TILEPIPE_UNROLL
       for (int q = 0; q < kQuads; ++q) {
-        const float4 f = arch::load_shared_cluster(remote + q * kThreads * sizeof(float4));
+        const float4 f = arch::load_shared_cluster(remote + q * kThreads * 16u);  // quads[q][t]
         const int mi = q / kTilesN, ni = q % kTilesN;
         acc.set(mi, ni, 0, acc.get(mi, ni, 0) + f.x);
         acc.set(mi, ni, 1, acc.get(mi, ni, 1) + f.y);
@@ -256,10 +256,11 @@ cudaLaunchConfig_t gemm_cluster_config(int tiles, int slices, cudaLaunchAttribut
 }
 
 //! The architecture (10 x major + minor, e.g. 90) that the code device `device` runs of
-//! gemm_cluster_kernel<K> was compiled for: the lower of cudaFuncGetAttributes' binary and PTX
-//! versions (a build without sm_90 code, JIT-compiled from older PTX, reports that PTX's), 0 where
-//! the device has no code of it. The kernel does its work only where this is 90 or more. Asked
-//! once per device, then remembered.
+//! gemm_cluster_kernel<K> was compiled for: cudaFuncGetAttributes' binary version, or its PTX
+//! version where that is lower (code JIT-compiled from older PTX, in a build without sm_90 code,
+//! has the device's binary version but the PTX's `__CUDA_ARCH__`); 0 where the device has no code
+//! of it. The kernel does its work only where this is 90 or more. Asked once per device, then
+//! remembered.
 template <class K>
 int gemm_cluster_kernel_arch(int device) {
   static std::atomic<int> known[256];  // 0: not asked yet; else the architecture + 1
@@ -269,7 +270,8 @@ int gemm_cluster_kernel_arch(int device) {
   int arch = 0;
   cudaFuncAttributes attr{};
   if (cudaFuncGetAttributes(&attr, gemm_cluster_kernel<K>) == cudaSuccess)
-    arch = attr.binaryVersion < attr.ptxVersion ? attr.binaryVersion : attr.ptxVersion;
+    arch = attr.ptxVersion > 0 && attr.ptxVersion < attr.binaryVersion ? attr.ptxVersion
+                                                                       : attr.binaryVersion;
   else
     (void)cudaGetLastError();  // no code for this device: leave no error behind for the caller
   known[device].store(arch + 1, std::memory_order_relaxed);
