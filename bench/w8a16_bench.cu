@@ -3,7 +3,7 @@
 // at decode shapes: M in {1, 16, 128} x N = K in {4096, 14336}, A row-major, B column-major
 // (PyTorch's Linear.weight), D row-major f16.
 //
-//   w8a16_bench [--runs N]
+//   w8a16_bench [--runs N] [--split-k-reduction auto|cluster|workspace]
 //
 // Method: enough input sets (A, B, scales, D) that one pass over them covers 3x the L2, used in
 // turn, so that B comes from memory as in a model's forward pass; per configuration 5 warm-up
@@ -11,7 +11,9 @@
 // reported, in microseconds. Every configuration is first checked once: W8A16 against cuBLAS on
 // the dequantized weights (relative Frobenius error < 1e-2), GemmAuto against cuBLAS.
 // W8A16 runs with GemmMixedInput::split_k_for's factor ("rule") and with each split of 1 to 16
-// ("best" names the fastest); e4m3 with the rule's factor. Exit status: 0 if every check passed, 3 if one did not, 1 on a
+// ("best" names the fastest; with --split-k-reduction cluster, splits of up to 8); e4m3 with the
+// rule's factor. --split-k-reduction sets GemmMixedInput's split_k_reduction (default auto: the
+// cluster reduction on sm_90 for up to 8 slices, else the workspace's). Exit status: 0 if every check passed, 3 if one did not, 1 on a
 // CUDA error, 2 on usage.
 
 #include <cublas_v2.h>
@@ -127,16 +129,28 @@ double time_us(const std::function<void(int)>& launch, int sets, int runs) {
 
 int main(int argc, char** argv) {
   int runs = 200;
+  using tilepipe::SplitKReduction;
+  SplitKReduction reduction = SplitKReduction::kAuto;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--runs") == 0 && i + 1 < argc) runs = std::max(1, std::atoi(argv[++i]));
-    else { std::fprintf(stderr, "usage: w8a16_bench [--runs N]\n"); return 2; }
+    else if (std::strcmp(argv[i], "--split-k-reduction") == 0 && i + 1 < argc) {
+      const std::string r = argv[++i];
+      if (r == "auto") reduction = SplitKReduction::kAuto;
+      else if (r == "cluster") reduction = SplitKReduction::kCluster;
+      else if (r == "workspace") reduction = SplitKReduction::kWorkspace;
+      else { std::fprintf(stderr, "w8a16_bench: --split-k-reduction auto, cluster or workspace\n"); return 2; }
+    } else {
+      std::fprintf(stderr, "usage: w8a16_bench [--runs N] [--split-k-reduction auto|cluster|workspace]\n");
+      return 2;
+    }
   }
   cudaDeviceProp prop{};
   check_cuda(cudaGetDeviceProperties(&prop, 0), "no CUDA device (this benchmark needs an sm_80+ GPU)");
   cublasHandle_t cublas;
   if (cublasCreate(&cublas) != CUBLAS_STATUS_SUCCESS) return 1;
-  std::printf("w8a16_bench on %s (%d SMs), median of %d runs, microseconds; group %d\n", prop.name,
-              prop.multiProcessorCount, runs, kGroup);
+  std::printf("w8a16_bench on %s (%d SMs), median of %d runs, microseconds; group %d; split-K "
+              "reduction %s\n", prop.name, prop.multiProcessorCount, runs, kGroup,
+              tilepipe::to_string(reduction).c_str());
   std::printf("%6s %6s %6s | %9s %9s | %9s %5s %9s %5s | %8s %8s | %9s\n", "M", "N", "K", "cuBLAS",
               "auto", "w8a16", "split", "best", "split", "vs cuBLAS", "vs auto", "e4m3");
 
@@ -201,6 +215,7 @@ int main(int argc, char** argv) {
       W8A16::Arguments wa;
       wa.m = m; wa.n = n; wa.k = k;
       wa.lda = k; wa.ldb = k; wa.ldd = n; wa.group = kGroup;
+      wa.split_k_reduction = reduction;
       const int rule = W8A16::split_k_for(wa, prop.multiProcessorCount);
       __half* deq = s.b16[0];  // set 0's f16 B becomes the dequantized int8 B, then e4m3 B
       dequantize<std::int8_t><<<1024, 256>>>(deq, s.b8[0], s.scale[0], n, k);
@@ -209,6 +224,9 @@ int main(int argc, char** argv) {
       int best = 1;
       for (int split = 1; split <= 16; split *= 2) {
         wa.split_k = split;
+        if (reduction == SplitKReduction::kCluster &&
+            W8A16::split_k_slices(wa).count > W8A16::kMaxClusterSlices)
+          continue;
         wa.a = s.a[0]; wa.b = s.b8[0]; wa.scale = s.scale[0]; wa.d = s.d[0];
         const std::size_t bytes = W8A16::workspace_size(wa);
         void* ws = nullptr;
@@ -236,6 +254,7 @@ int main(int argc, char** argv) {
       ea.m = m; ea.n = n; ea.k = k;
       ea.lda = k; ea.ldb = k; ea.ldd = n; ea.group = kGroup;
       ea.split_k = rule;
+      ea.split_k_reduction = reduction;
       const std::size_t e_bytes = E4M3::workspace_size(ea);
       void* ws_e4m3 = nullptr;
       if (e_bytes > 0) check_cuda(cudaMalloc(&ws_e4m3, e_bytes), "cudaMalloc workspace");

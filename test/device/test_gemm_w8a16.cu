@@ -3,7 +3,8 @@
 // derived from the arithmetic: the dequantized b rounds once to A's type (f16x2 / bf16 multiply),
 // the products of two 16-bit values are exact in f32, and the tensor cores and split-K sum them
 // in f32. D sits between poisoned guard bands, with poisoned gaps between its rows, and split-K's
-// workspace between guard bands of its own: nothing outside D (and the workspace) may be written.
+// workspace between guard bands of its own: nothing outside D (and the workspace) may be written,
+// and the cluster reduction writes no byte of the workspace either.
 
 #include <gtest/gtest.h>
 
@@ -13,6 +14,7 @@
 #include <random>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <tilepipe/gemm/gemm_mixed_input.cuh>
@@ -22,6 +24,7 @@
 namespace {
 
 using tilepipe::Layout;
+using tilepipe::SplitKReduction;
 
 struct W8A16Case {
   int m, n, k;
@@ -30,14 +33,37 @@ struct W8A16Case {
   Layout layout_cd = Layout::kRowMajor;
   float alpha = 1.0f, beta = 0.0f;
   int pad = 0;  // extra elements in every leading dimension (lda and ldd: a multiple of 8)
+  SplitKReduction reduction = SplitKReduction::kAuto;
 };
 
 std::string describe(const W8A16Case& c) {
   return std::to_string(c.m) + " x " + std::to_string(c.n) + " x " + std::to_string(c.k) + ", group " +
          std::to_string(c.group) + ", split_k " + std::to_string(c.split_k) + ", D " +
          (c.layout_cd == Layout::kRowMajor ? "row" : "col") + "-major, alpha " + std::to_string(c.alpha) +
-         ", beta " + std::to_string(c.beta) + ", pad " + std::to_string(c.pad);
+         ", beta " + std::to_string(c.beta) + ", pad " + std::to_string(c.pad) + ", " +
+         tilepipe::to_string(c.reduction);
 }
+
+// Whether the current GPU has thread-block clusters (sm_90 or newer), which the cluster reduction
+// needs; `*what` names the GPU.
+bool gpu_has_clusters(std::string* what) {
+  int device = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess)
+    return false;
+  *what = "device " + std::to_string(device) + " is sm_" + std::to_string(major) + std::to_string(minor);
+  return major >= 9;
+}
+
+// Skips the current test on a GPU without thread-block clusters.
+#define SKIP_WITHOUT_CLUSTERS()                                                                   \
+  do {                                                                                            \
+    std::string gpu_;                                                                             \
+    if (!gpu_has_clusters(&gpu_))                                                                 \
+      GTEST_SKIP() << "split_k_reduction = kCluster needs thread-block clusters (sm_90 or newer); " \
+                   << gpu_;                                                                       \
+  } while (0)
 
 template <class T>
 double to_double(T x) {
@@ -86,8 +112,10 @@ double unit_roundoff() {
   else return std::ldexp(1.0, -8);
 }
 
+// Runs case `c` on random inputs drawn from `seed` and checks every element of D, the guard bands
+// and the workspace. `d_out`, if given, receives the D buffer (guard bands included).
 template <class Gemm, class ElementA, class ElementD, class ElementB = std::int8_t>
-void run_case(const W8A16Case& c, std::uint32_t seed) {
+void run_case(const W8A16Case& c, std::uint32_t seed, std::vector<ElementD>* d_out = nullptr) {
   SCOPED_TRACE(describe(c));
   const int m = c.m, n = c.n, k = c.k;
   const std::int64_t lda = (k + 7) / 8 * 8 + c.pad;
@@ -141,6 +169,7 @@ void run_case(const W8A16Case& c, std::uint32_t seed) {
   args.alpha = c.alpha; args.beta = c.beta;
   args.layout_cd = c.layout_cd;
   args.split_k = c.split_k;
+  args.split_k_reduction = c.reduction;
   if (c.split_k == 0) {
     int device = 0, sm_count = 0;
     TP_CUDA_ASSERT(cudaGetDevice(&device));
@@ -156,7 +185,14 @@ void run_case(const W8A16Case& c, std::uint32_t seed) {
     args.workspace = d_ws.get() + kWsGuard;
     args.workspace_bytes = ws_bytes;
   }
-  EXPECT_EQ(Gemm::split_k_slices(args).count > 1, ws_bytes > 0);
+  EXPECT_EQ(Gemm::split_k_slices(args).count > 1 && c.reduction != SplitKReduction::kCluster,
+            ws_bytes > 0);
+  // The reduction run takes: kAuto resolved, kAuto itself with one slice.
+  SplitKReduction taken = SplitKReduction::kAuto;
+  const tilepipe::Status chosen = Gemm::split_k_reduction(args, &taken);
+  ASSERT_TRUE(chosen.ok()) << chosen.what();
+  if (c.reduction != SplitKReduction::kAuto && Gemm::split_k_slices(args).count > 1)
+    EXPECT_EQ(taken, c.reduction);
 
   const tilepipe::Status s = Gemm::run(args);
   ASSERT_TRUE(s.ok()) << s.what();
@@ -211,7 +247,13 @@ void run_case(const W8A16Case& c, std::uint32_t seed) {
   for (std::size_t i = 0; i < kWsGuard; ++i)
     if ((ws[i] != 0xFF || ws[kWsGuard + ws_bytes + i] != 0xFF) && ++clobbered <= 8)
       ADD_FAILURE() << "byte " << i << " of a guard band around the split-K workspace was written";
+  // The cluster reduction (kAuto may take it with a workspace given) touches no workspace.
+  if (taken == SplitKReduction::kCluster)
+    for (std::size_t i = 0; i < ws_bytes; ++i)
+      if (ws[kWsGuard + i] != 0xFF && ++clobbered <= 8)
+        ADD_FAILURE() << "byte " << i << " of the workspace was written by the cluster reduction";
   EXPECT_EQ(clobbered, 0);
+  if (d_out != nullptr) *d_out = std::move(d);
 }
 
 using GemmF16 = tilepipe::GemmMixedInput<__half, std::int8_t, __half>;
@@ -274,6 +316,139 @@ TEST(GemmW8A16, Fp8E4M3Weights) {
   };
   std::uint32_t seed = 400;
   for (const W8A16Case& c : cases) run_case<GemmE4M3, __half, __half, __nv_fp8_e4m3>(c, seed++);
+}
+
+// Split-K's two reductions, each asked for by name, at split-K shapes: M = 1, 16 and 19 (an edge
+// row tile); N = 4096, and N not a multiple of the 128-column tile (200, 72); K with a residue
+// (1000, 520, 200: the last k-tile partly zero-filled, the last slice short); 2, 3, 4 and 8 slices;
+// alpha and beta, column-major D, f32 and bf16 D.
+const W8A16Case kReductionCasesF16[] = {
+    {1, 4096, 4096, 128, 4},  {16, 4096, 4096, 128, 4}, {16, 1024, 4096, 64, 8},
+    {16, 512, 1024, 128, 2},  {19, 200, 1000, 64, 4},   {19, 200, 1000, 1000, 8},
+    {1, 136, 520, 520, 8},    {17, 200, 1000, 64, 3},   {19, 72, 200, 200, 2},
+    {16, 512, 1024, 64, 2, Layout::kColumnMajor, 1.5f, -1.0f},
+    {19, 200, 1000, 128, 4, Layout::kRowMajor, 0.5f, 1.0f, 8},
+};
+const W8A16Case kReductionCasesF32[] = {
+    {16, 512, 1024, 128, 4, Layout::kColumnMajor, -2.0f, 0.25f},
+    {19, 200, 1000, 64, 8},
+};
+const W8A16Case kReductionCasesBF16[] = {
+    {16, 4096, 2048, 128, 4}, {19, 72, 200, 200, 2}, {1, 384, 1024, 64, 8},
+};
+
+// Each case of the lists above with `reduction`; with `d_out`, D of each (`out_f16` for the f16
+// cases, then `out_f32`, `out_bf16`).
+struct ReductionOutputs {
+  std::vector<std::vector<__half>> f16;
+  std::vector<std::vector<float>> f32;
+  std::vector<std::vector<__nv_bfloat16>> bf16;
+};
+void run_reduction_cases(SplitKReduction reduction, ReductionOutputs* out) {
+  std::uint32_t seed = 500;
+  for (W8A16Case c : kReductionCasesF16) {
+    c.reduction = reduction;
+    out->f16.emplace_back();
+    run_case<GemmF16, __half, __half>(c, seed++, &out->f16.back());
+  }
+  for (W8A16Case c : kReductionCasesF32) {
+    c.reduction = reduction;
+    out->f32.emplace_back();
+    run_case<GemmF16F32, __half, float>(c, seed++, &out->f32.back());
+  }
+  for (W8A16Case c : kReductionCasesBF16) {
+    c.reduction = reduction;
+    out->bf16.emplace_back();
+    run_case<GemmBF16, __nv_bfloat16, __nv_bfloat16>(c, seed++, &out->bf16.back());
+  }
+}
+
+// The D of case `c` from both reductions, on the same inputs: bit for bit the same when beta == 0
+// (both add the same f32 partial products in slice order 0, 1, ..., and scale by alpha once);
+// with beta != 0 the reduction kernel may fuse alpha * sum + beta * C into one fma where the
+// epilogue rounds alpha * sum first, so there run_case's bound (checked for each) is all.
+template <class T>
+void expect_same_d(const W8A16Case& c, const std::vector<T>& cluster, const std::vector<T>& workspace) {
+  SCOPED_TRACE(describe(c));
+  if (c.beta != 0.0f) return;
+  ASSERT_EQ(cluster.size(), workspace.size());
+  int differ = 0;
+  for (std::size_t i = 0; i < cluster.size(); ++i)
+    if (std::memcmp(&cluster[i], &workspace[i], sizeof(T)) != 0 && ++differ <= 8)
+      ADD_FAILURE() << "element " << i << " of the D buffer: cluster " << to_double(cluster[i])
+                    << ", workspace " << to_double(workspace[i]);
+  EXPECT_EQ(differ, 0) << differ << " elements differ between the two reductions";
+}
+
+TEST(GemmW8A16, WorkspaceReduction) {
+  ReductionOutputs out;
+  run_reduction_cases(SplitKReduction::kWorkspace, &out);
+}
+
+TEST(GemmW8A16, ClusterReductionMatchesWorkspace) {
+  SKIP_WITHOUT_CLUSTERS();
+  ReductionOutputs cluster, workspace;
+  run_reduction_cases(SplitKReduction::kCluster, &cluster);
+  run_reduction_cases(SplitKReduction::kWorkspace, &workspace);
+  ASSERT_EQ(cluster.f16.size(), workspace.f16.size());
+  for (std::size_t i = 0; i < cluster.f16.size(); ++i)
+    expect_same_d(kReductionCasesF16[i], cluster.f16[i], workspace.f16[i]);
+  for (std::size_t i = 0; i < cluster.f32.size(); ++i)
+    expect_same_d(kReductionCasesF32[i], cluster.f32[i], workspace.f32[i]);
+  for (std::size_t i = 0; i < cluster.bf16.size(); ++i)
+    expect_same_d(kReductionCasesBF16[i], cluster.bf16[i], workspace.bf16[i]);
+}
+
+// fp8 weights through the cluster reduction (the same kernel template, another instantiation).
+TEST(GemmW8A16, ClusterReductionFp8) {
+  SKIP_WITHOUT_CLUSTERS();
+  using GemmE4M3 = tilepipe::GemmMixedInput<__half, __nv_fp8_e4m3, __half>;
+  W8A16Case c{16, 4096, 4096, 128, 4};
+  c.reduction = SplitKReduction::kCluster;
+  run_case<GemmE4M3, __half, __half, __nv_fp8_e4m3>(c, 600);
+}
+
+// Which reduction runs: kAuto takes the cluster where it can (2 to 8 slices on an sm_90+ GPU of a
+// build with sm_90 code) and the workspace otherwise; kCluster where it cannot run fails, naming
+// split_k_reduction, and launches nothing.
+TEST(GemmW8A16, ReductionChoice) {
+  GemmF16::Arguments args;
+  args.m = 16; args.n = 4096; args.k = 4096;
+  args.a = reinterpret_cast<const __half*>(0x1000000); args.lda = 4096;
+  args.b = reinterpret_cast<const std::int8_t*>(0x2000000); args.ldb = 4096;
+  args.scale = reinterpret_cast<const __half*>(0x4000000);
+  args.d = reinterpret_cast<__half*>(0x5000000); args.ldd = 4096;
+  args.split_k = 4;
+  std::string gpu;
+  const bool clusters = gpu_has_clusters(&gpu);
+  SplitKReduction r = SplitKReduction::kAuto;
+  tilepipe::Status s = GemmF16::split_k_reduction(args, &r);
+  ASSERT_TRUE(s.ok()) << s.what();
+  EXPECT_EQ(r, clusters ? SplitKReduction::kCluster : SplitKReduction::kWorkspace) << gpu;
+  args.split_k = 16;  // more slices than a cluster holds
+  s = GemmF16::split_k_reduction(args, &r);
+  ASSERT_TRUE(s.ok()) << s.what();
+  EXPECT_EQ(r, SplitKReduction::kWorkspace);
+  args.split_k = 1;
+  s = GemmF16::split_k_reduction(args, &r);
+  ASSERT_TRUE(s.ok()) << s.what();
+  EXPECT_EQ(r, SplitKReduction::kAuto);  // nothing to sum
+  args.split_k = 4;
+  args.split_k_reduction = SplitKReduction::kWorkspace;
+  s = GemmF16::split_k_reduction(args, &r);
+  ASSERT_TRUE(s.ok()) << s.what();
+  EXPECT_EQ(r, SplitKReduction::kWorkspace);
+  args.split_k_reduction = SplitKReduction::kCluster;
+  s = GemmF16::split_k_reduction(args, &r);
+  if (clusters) {
+    ASSERT_TRUE(s.ok()) << s.what();
+    EXPECT_EQ(r, SplitKReduction::kCluster);
+  } else {
+    EXPECT_EQ(s.code(), tilepipe::Status::Code::kUnsupportedDevice);
+    EXPECT_NE(s.message().find("split_k_reduction = kCluster"), std::string::npos) << s.what();
+    const tilepipe::Status run = GemmF16::run(args);  // refused before anything is launched
+    EXPECT_EQ(run.code(), tilepipe::Status::Code::kUnsupportedDevice) << run.what();
+  }
 }
 
 // can_implement on the device refuses what check_arguments refuses, naming the argument.

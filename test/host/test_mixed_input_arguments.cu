@@ -136,6 +136,69 @@ TEST(MixedInputArguments, SplitKNeedsAWorkspaceApartFromEverything) {
   EXPECT_EQ(Gemm::split_k_slices(a).count, 2);
 }
 
+// The cluster reduction sums the slices in one kernel with no workspace (so none is asked for,
+// and one given is ignored), for at most 8 slices; kAuto and kWorkspace size and check the
+// workspace as before (kAuto may take the workspace reduction on any GPU).
+TEST(MixedInputArguments, SplitKReductionAndItsWorkspace) {
+  using tilepipe::SplitKReduction;
+  Gemm::Arguments a = valid_args();
+  EXPECT_EQ(a.split_k_reduction, SplitKReduction::kAuto);
+  a.split_k = 4;
+  for (SplitKReduction r : {SplitKReduction::kAuto, SplitKReduction::kWorkspace}) {
+    a.split_k_reduction = r;
+    EXPECT_EQ(Gemm::workspace_size(a), 4u * 16u * 4096u * sizeof(float)) << tilepipe::to_string(r);
+    expect_invalid(a, "workspace is a null pointer");
+  }
+  a.split_k_reduction = SplitKReduction::kCluster;
+  for (int split : {1, 2, 3, 4, 8}) {
+    a.split_k = split;
+    EXPECT_EQ(Gemm::workspace_size(a), 0u) << split;
+    EXPECT_TRUE(Gemm::check_arguments(a).ok()) << split << ": " << Gemm::check_arguments(a).what();
+  }
+  a.workspace = fake<void>(0x4000000 - 64);  // over the scales: ignored, never touched
+  a.workspace_bytes = 1;
+  EXPECT_TRUE(Gemm::check_arguments(a).ok()) << Gemm::check_arguments(a).what();
+  a.split_k = 16;
+  expect_invalid(a, "split_k_reduction = kCluster sums at most 8 slices");
+  expect_invalid(a, "split_k = 16 gives 16 slices of K = 4096; use kWorkspace or kAuto");
+  // 9 k-tiles, split_k = 12: 9 slices, still too many.
+  a.k = 520; a.lda = 520; a.ldb = 528; a.group = 520; a.split_k = 12;
+  expect_invalid(a, "split_k = 12 gives 9 slices of K = 520");
+  a.split_k = 8;  // 8 slices of 9 k-tiles
+  EXPECT_TRUE(Gemm::check_arguments(a).ok()) << Gemm::check_arguments(a).what();
+  // Nothing to do: nothing refused.
+  a.split_k = 16; a.m = 0;
+  EXPECT_TRUE(Gemm::check_arguments(a).ok()) << Gemm::check_arguments(a).what();
+  // A value that is none of the enumerators.
+  a = valid_args();
+  a.split_k_reduction = static_cast<SplitKReduction>(7);
+  expect_invalid(a, "split_k_reduction = 7 is not a SplitKReduction");
+  EXPECT_EQ(tilepipe::to_string(SplitKReduction::kWorkspace), "kWorkspace");
+}
+
+// The device part of the cluster reduction's checks: an sm_90+ GPU, this program's code of the
+// cluster kernel for sm_90 or newer, and room for one cluster. Each refusal names the field.
+TEST(MixedInputArguments, ClusterReductionDeviceProperties) {
+  const auto expect_unsupported = [](const Status& s, const std::string& why) {
+    EXPECT_EQ(s.code(), Status::Code::kUnsupportedDevice) << s.what();
+    EXPECT_EQ(s.message().rfind("GemmMixedInput: split_k_reduction = kCluster cannot run on device ", 0), 0u)
+        << s.message();
+    EXPECT_NE(s.message().find(why), std::string::npos) << "message \"" << s.message() << "\" should say " << why;
+  };
+  expect_unsupported(Gemm::check_cluster_properties(0, 8, 0, 80, 4, 0),
+                     "device 0: it is sm_80, and thread-block clusters need sm_90 or newer");
+  expect_unsupported(Gemm::check_cluster_properties(1, 8, 9, 89, 4, 0), "device 1: it is sm_89");
+  expect_unsupported(Gemm::check_cluster_properties(0, 9, 0, 80, 4, 0),
+                     "this program's code for it was compiled for sm_80, and thread-block clusters "
+                     "need code for sm_90 or newer (CMake architecture 90, 90a or newer)");
+  expect_unsupported(Gemm::check_cluster_properties(0, 9, 0, 0, 4, 0),
+                     "this program has no code of the cluster kernel for it");
+  expect_unsupported(Gemm::check_cluster_properties(0, 9, 0, 90, 8, 0),
+                     "no cluster of 8 blocks of the cluster kernel fits on it");
+  EXPECT_TRUE(Gemm::check_cluster_properties(0, 9, 0, 90, 4, 33).ok());
+  EXPECT_TRUE(Gemm::check_cluster_properties(0, 10, 0, 100, 8, 16).ok());
+}
+
 TEST(MixedInputArguments, SplitKRuleForDecode) {
   Gemm::Arguments a = valid_args();  // 16 x 4096 x 4096: 64 output tiles of 64, 32 k-tiles of 128
   EXPECT_EQ(Gemm::split_k_for(a, 132), 2);  // 128 blocks: the most that fit in one wave

@@ -10,6 +10,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -61,8 +62,21 @@ using MixedInputTileConfig = TileConfig<16, 64, 128, 16, 16>;
 //! tilepipe::Status s = Gemm::run(args, stream);
 //! \endcode
 //!
-//! Split-K is always compiled in: `run` launches the partial kernel and the reduction when
-//! `split_k_slices(args)` has more than one slice, else the one kernel (see GemmMultistageSplitK).
+//! What runs where. With one slice (`split_k_slices(args)`), the one kernel, on any sm_80+ GPU.
+//! With more, split-K, always compiled in, in one of two ways (`args.split_k_reduction`, and
+//! `split_k_reduction(args, &r)` says which `run` takes):
+//! - the cluster reduction (ClusterKernel, one kernel; sm_90 and newer, 2 to 8 slices): the slices
+//!   of an output tile run as one cluster of (1, slices, 1) blocks, the others hand their f32
+//!   accumulators to rank 0 through distributed shared memory, and rank 0 adds them in slice
+//!   order and runs the epilogue. It touches no workspace. Its kernel is compiled only for sm_90
+//!   and newer targets (empty elsewhere, and never launched there).
+//! - the workspace reduction (PartialKernel, then split_k_reduce_kernel; any sm_80+ GPU): each
+//!   slice writes its f32 partial products to the workspace, and a second kernel sums them in the
+//!   same order (see GemmMultistageSplitK).
+//! kAuto, the default, takes the cluster reduction where the device runs it, else the workspace.
+//! Both add the same f32 values in the same order: with `beta == 0` they give the same D, bit for
+//! bit; with `beta != 0`, the reduction kernel may fuse `alpha * sum + beta * C` into one fma
+//! where the epilogue rounds `alpha * sum` first, so D may differ in its last bit.
 template <class ElementA, class ElementB, class ElementD, Layout LayoutA = Layout::kRowMajor,
           Layout LayoutB = Layout::kColumnMajor, int Stages = 5, class OutputOp = Identity,
           class Tile = MixedInputTileConfig>
@@ -96,10 +110,14 @@ class GemmMixedInput {
   //! Split-K's first kernel: the same mainloop over (tiles, slices), f32 into the workspace.
   using PartialKernel =
       GemmKernel<Mainloop, StagedEpilogue<float, Policy, sizeof(typename Mainloop::SharedStorage)>,
-                 Raster, /*kSliceK=*/true>;
+                 Raster, SliceReduction::kWorkspace>;
+  //! Split-K in one kernel (sm_90+): the slices of a tile in one cluster, summed by its rank 0.
+  using ClusterKernel = GemmKernel<Mainloop, Epilogue, Raster, SliceReduction::kCluster>;
   static constexpr int kThreads = Policy::kThreads;
   static constexpr std::size_t kSharedBytes =
-      Kernel::kSharedBytes > PartialKernel::kSharedBytes ? Kernel::kSharedBytes : PartialKernel::kSharedBytes;
+      std::max({Kernel::kSharedBytes, PartialKernel::kSharedBytes, ClusterKernel::kSharedBytes});
+  //! The most slices the cluster reduction sums (the blocks of one portable cluster).
+  static constexpr int kMaxClusterSlices = ClusterKernel::kMaxClusterSlices;
 
   //! Checks `args` against everything the kernels rely on (`check_arguments`) and the current
   //! device. On failure the status's message names the offending argument.
@@ -119,13 +137,72 @@ class GemmMixedInput {
   //! The argument part of `can_implement`: queries no device, so it works without a GPU.
   static Status check_arguments(const Arguments& a) {
     return detail::MixedInputArgumentChecks::check(a, Policy::Tile::kM, Policy::Tile::kN,
-                                                   split_k_slices(a), workspace_size(a));
+                                                   split_k_slices(a), workspace_size(a),
+                                                   kMaxClusterSlices);
   }
 
   //! The device part of `can_implement`, from the properties of device `device`.
   static Status check_device_properties(int device, int major, int minor, int smem_optin) {
     return detail::check_gemm_kernel_device("GemmMixedInput", device, major, minor, kSharedBytes,
                                             smem_optin);
+  }
+
+  //! The device part of the cluster reduction's checks, from what `run` queries: device `device`
+  //! is sm_`major``minor`, the code it runs of ClusterKernel was compiled for sm_`code_arch` (90
+  //! for sm_90 or sm_90a; 0: none; see detail::gemm_cluster_kernel_arch), and `clusters` clusters
+  //! of `slices` blocks of it fit on the device at once (cudaOccupancyMaxActiveClusters; not
+  //! looked at unless the rest holds). Fails with kUnsupportedDevice and a message naming
+  //! `split_k_reduction` and what is missing; kAuto takes the workspace reduction then.
+  static Status check_cluster_properties(int device, int major, int minor, int code_arch,
+                                         int slices, int clusters) {
+    const std::string on = "GemmMixedInput: split_k_reduction = kCluster cannot run on device " +
+                           std::to_string(device) + ": ";
+    const auto unsupported = [&](const std::string& why) {
+      return Status::error(Status::Code::kUnsupportedDevice, on + why);
+    };
+    if (major < 9)
+      return unsupported("it is sm_" + std::to_string(major) + std::to_string(minor) +
+                         ", and thread-block clusters need sm_90 or newer; use kWorkspace or kAuto");
+    if (code_arch < 90)
+      return unsupported(
+          code_arch <= 0
+              ? std::string("this program has no code of the cluster kernel for it")
+              : "this program's code for it was compiled for sm_" + std::to_string(code_arch) +
+                    ", and thread-block clusters need code for sm_90 or newer (CMake architecture "
+                    "90, 90a or newer); use kWorkspace or kAuto");
+    if (clusters < 1)
+      return unsupported("no cluster of " + std::to_string(slices) +
+                         " blocks of the cluster kernel fits on it; use kWorkspace or kAuto");
+    return Status::success();
+  }
+
+  //! How `run` sums `args`'s slices on the current device, into `*reduction`: kCluster or
+  //! kWorkspace (kAuto resolved), or kAuto when there is only one slice (nothing to sum). Fails
+  //! where `args.split_k_reduction` is kCluster and the device cannot run it
+  //! (check_cluster_properties), or a device query fails. Queries the device the first time for
+  //! each device and slice count; `args` must have passed `check_arguments`.
+  static Status split_k_reduction(const Arguments& args, SplitKReduction* reduction) {
+    const SplitKSlices slices = split_k_slices(args);
+    *reduction = SplitKReduction::kAuto;
+    if (args.m == 0 || args.n == 0 || slices.count <= 1) return Status::success();
+    *reduction = SplitKReduction::kWorkspace;
+    const SplitKReduction asked = args.split_k_reduction;
+    if (asked == SplitKReduction::kWorkspace) return Status::success();
+    if (slices.count > kMaxClusterSlices)  // kCluster: refused by check_arguments, and here
+      return asked == SplitKReduction::kCluster ? check_arguments(args) : Status::success();
+    int device = 0, major = 0, minor = 0, code_arch = 0, clusters = 0;
+    cudaError_t e = cudaGetDevice(&device);
+    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
+    if (e != cudaSuccess) return cuda_error("the device query", e);
+    if (major >= 9) code_arch = detail::gemm_cluster_kernel_arch<ClusterKernel>(device);
+    if (major >= 9 && code_arch >= 90) {
+      e = detail::resident_gemm_clusters<ClusterKernel>(device, slices.count, &clusters);
+      if (e != cudaSuccess) return cuda_error("the cluster occupancy query", e);
+    }
+    const Status s = check_cluster_properties(device, major, minor, code_arch, slices.count, clusters);
+    if (s) *reduction = SplitKReduction::kCluster;
+    return asked == SplitKReduction::kCluster ? s : Status::success();
   }
 
   //! The K slices that `args.split_k` gives (see `tilepipe::split_k_slices`).
@@ -137,7 +214,8 @@ class GemmMixedInput {
   //! power of two whose thread blocks, output tiles x slices, still fit on the SMs in one wave,
   //! with at least 4 k-tiles per slice. M = 16 on 132 SMs: N = K = 4096 (64 tiles) split 2,
   //! N = K = 14336 (224 tiles, 2 blocks on most SMs) none. On an H100 those ran fastest of splits
-  //! 1 to 8 (log entries 23 and 27); a second, partial wave of slices cost 3-15%.
+  //! 1 to 8 (log entries 23 and 27, with the workspace reduction); a second, partial wave of
+  //! slices cost 3-15%.
   static int split_k_for(const Arguments& args, int sm_count) {
     const std::int64_t tiles = std::int64_t((args.m + Policy::Tile::kM - 1) / Policy::Tile::kM) *
                                ((args.n + Policy::Tile::kN - 1) / Policy::Tile::kN);
@@ -147,10 +225,11 @@ class GemmMixedInput {
     return split;
   }
 
-  //! Bytes of workspace `run` needs: 0 without split-K, else `slices x M x N` floats (the
-  //! contiguous extent rounded up to 4).
+  //! Bytes of workspace `run` needs: 0 without split-K or with `split_k_reduction = kCluster`,
+  //! else (kWorkspace, and kAuto, which may take either) `slices x M x N` floats (the contiguous
+  //! extent rounded up to 4). Queries no device.
   static std::size_t workspace_size(const Arguments& args) {
-    if (args.m <= 0 || args.n <= 0) return 0;
+    if (args.m <= 0 || args.n <= 0 || args.split_k_reduction == SplitKReduction::kCluster) return 0;
     const SplitKSlices slices = split_k_slices(args);
     return slices.count <= 1 ? 0 : workspace_layout(args, slices.count).bytes();
   }
@@ -161,7 +240,13 @@ class GemmMixedInput {
     if (!s) return s;
     if (args.m == 0 || args.n == 0) return Status::success();
     const SplitKSlices slices = split_k_slices(args);
-    if (slices.count > 1) return run_split_k(args, slices, stream);
+    if (slices.count > 1) {
+      SplitKReduction reduction;
+      s = split_k_reduction(args, &reduction);
+      if (!s) return s;
+      return reduction == SplitKReduction::kCluster ? run_cluster(args, slices, stream)
+                                                    : run_split_k(args, slices, stream);
+    }
     Params p = kernel_params<Params>(args);
     p.epilogue = {args.d, args.c, args.ldd, args.ldc, args.alpha, args.beta, args.layout_cd,
                   args.m, args.n, args.output_op};
@@ -191,6 +276,17 @@ class GemmMixedInput {
   template <class K>
   static Status launch(const typename K::Params& p, int slices, const char* what, cudaStream_t stream) {
     return detail::launch_gemm_kernel<K>(p, slices, 1, "GemmMixedInput", what, stream);
+  }
+
+  // The slices of each tile as one cluster, summed in it and written to D by its rank 0.
+  static Status run_cluster(const Arguments& args, SplitKSlices slices, cudaStream_t stream) {
+    using ClusterParams = typename ClusterKernel::Params;
+    ClusterParams p = kernel_params<ClusterParams>(args);
+    p.slices = slices;
+    p.epilogue = {args.d, args.c, args.ldd, args.ldc, args.alpha, args.beta, args.layout_cd,
+                  args.m, args.n, args.output_op};
+    return detail::launch_gemm_cluster_kernel<ClusterKernel>(
+        p, "GemmMixedInput", "the split-K cluster kernel launch", stream);
   }
 
   // The partial kernel into the workspace, then the reduction into D (as GemmMultistage's).

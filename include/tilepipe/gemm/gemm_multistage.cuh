@@ -464,7 +464,7 @@ class GemmMultistage {
   // Split-K's first kernel: the ordinary kernel over (tiles, slices, batches) with an f32
   // epilogue of its own into the workspace, shared by the GEMMs that differ only in D.
   using PartialEpilogue = StagedEpilogue<float, Policy, sizeof(typename Mainloop::SharedStorage)>;
-  using PartialKernel = GemmKernel<Mainloop, PartialEpilogue, Raster, /*kSliceK=*/true>;
+  using PartialKernel = GemmKernel<Mainloop, PartialEpilogue, Raster, SliceReduction::kWorkspace>;
 
   static SplitKWorkspace workspace_layout(const Arguments& a, int slices) {
     return SplitKWorkspace::make(a.m, a.n, a.layout_cd, slices, a.batch_count);

@@ -15,6 +15,30 @@
 
 namespace tilepipe {
 
+//! How GemmMixedInput sums the partial products of split-K's slices (when there are several).
+enum class SplitKReduction {
+  //! kCluster where the current device can run it (an sm_90 or newer GPU running this program's
+  //! code for sm_90 or newer, 2 to 8 slices, and a cluster of that many blocks fits), else
+  //! kWorkspace. `workspace_size` is kWorkspace's, so that the call works on every GPU.
+  kAuto,
+  //! The slices of each output tile run as one thread-block cluster and are summed in its shared
+  //! memory, in one kernel; no workspace (`workspace_size` is 0). Fails with a status naming
+  //! `split_k_reduction` where the device or the build cannot run it, or with more than 8 slices.
+  kCluster,
+  //! The slices write f32 partial products to the workspace, and a second kernel sums them.
+  kWorkspace,
+};
+
+//! The name of `r` as it is written in source ("kAuto"), or its number if it is none of them.
+inline std::string to_string(SplitKReduction r) {
+  switch (r) {
+    case SplitKReduction::kAuto: return "kAuto";
+    case SplitKReduction::kCluster: return "kCluster";
+    case SplitKReduction::kWorkspace: return "kWorkspace";
+  }
+  return std::to_string(static_cast<int>(r));
+}
+
 //! Problem description for GemmMixedInput: `D = output_op(alpha * A * dequant(B) + beta * C)`
 //! with `dequant(B)(k, n) = B(k, n) * scale[k / group][n]` rounded to A's type, f32 accumulation,
 //! one problem (no batches). Sizes and leading dimensions are in elements.
@@ -29,7 +53,8 @@ namespace tilepipe {
 //!
 //! Split-K (for decode shapes, where N / TileN output tiles are too few to fill the GPU): as for
 //! GemmMultistageSplitK (gemm/arguments.cuh), with `GemmMixedInput::workspace_size(args)` bytes of
-//! workspace that overlaps nothing else.
+//! workspace that overlaps nothing else. `split_k_reduction` chooses how the slices are summed
+//! (SplitKReduction); the cluster reduction touches no workspace.
 template <class ElementA, class ElementB, class ElementD, class OutputOp = Identity>
 struct MixedInputArguments {
   int m = 0, n = 0, k = 0;
@@ -44,27 +69,43 @@ struct MixedInputArguments {
   float beta = 0.0f;
   Layout layout_cd = Layout::kRowMajor;  //!< layout of C and D
   int split_k = 1;                  //!< slices of K (1: no split-K)
-  void* workspace = nullptr;        //!< f32 partial products, when split-K runs
+  //! how the slices are summed; both ways add them in the same order and give the same D
+  SplitKReduction split_k_reduction = SplitKReduction::kAuto;
+  void* workspace = nullptr;        //!< f32 partial products, when split-K runs through it
   std::size_t workspace_bytes = 0;  //!< size of `workspace`
   OutputOp output_op{};             //!< applied to every element of D (output_ops.cuh)
 };
 
 namespace detail {
 
-//! The device-free checks of MixedInputArguments: the scales and the group here, everything
-//! GemmMultistage checks too (sizes, pointers, alignment, aliasing, split-K's workspace) through
-//! GemmArgumentChecks, with every message starting "GemmMixedInput: ".
+//! The device-free checks of MixedInputArguments: the scales, the group and the split-K
+//! reduction here, everything GemmMultistage checks too (sizes, pointers, alignment, aliasing,
+//! split-K's workspace) through GemmArgumentChecks, with every message starting
+//! "GemmMixedInput: ". `max_cluster_slices`: the most slices the cluster reduction sums.
 struct MixedInputArgumentChecks {
   template <class Args>
   static Status check(const Args& a, int tile_m, int tile_n, const SplitKSlices& slices,
-                      std::size_t workspace_needed) {
-    // GemmMultistage's checks on the same fields, for one problem and 16-byte alignment.
+                      std::size_t workspace_needed, int max_cluster_slices) {
+    const SplitKReduction r = a.split_k_reduction;
+    if (r != SplitKReduction::kAuto && r != SplitKReduction::kCluster &&
+        r != SplitKReduction::kWorkspace)
+      return invalid("split_k_reduction = " + to_string(r) +
+                     " is not a SplitKReduction (kAuto, kCluster or kWorkspace)");
+    // GemmMultistage's checks on the same fields, for one problem and 16-byte alignment. The
+    // cluster reduction needs no workspace: those checks see one slice then (the slice count
+    // is checked below).
+    const bool cluster = r == SplitKReduction::kCluster;
     const GemmView<Args> view(a);
     Status s = GemmArgumentChecks<Layout::kRowMajor, Layout::kColumnMajor>::check(
-        view, tile_m, tile_n, slices, workspace_needed, /*split_k_compiled=*/true,
-        /*any_alignment=*/false);
+        view, tile_m, tile_n, cluster ? SplitKSlices{} : slices, workspace_needed,
+        /*split_k_compiled=*/true, /*any_alignment=*/false);
     if (!s) return renamed(s);
     if (a.m == 0 || a.n == 0 || a.k == 0) return Status::success();  // no scale is read
+    if (cluster && slices.count > max_cluster_slices)
+      return invalid("split_k_reduction = kCluster sums at most " +
+                     std::to_string(max_cluster_slices) + " slices (the blocks of one cluster), but " +
+                     describe("split_k", a.split_k) + " gives " + std::to_string(slices.count) +
+                     " slices of K = " + std::to_string(a.k) + "; use kWorkspace or kAuto");
     if (a.scale == nullptr) return invalid("scale is a null pointer");
     if (reinterpret_cast<std::uintptr_t>(a.scale) % sizeof(*a.scale) != 0)
       return invalid("scale is not aligned to its element size (" + std::to_string(sizeof(*a.scale)) +
@@ -82,7 +123,7 @@ struct MixedInputArgumentChecks {
     const std::int64_t d_inner = a.layout_cd == Layout::kRowMajor ? a.n : a.m;
     if (scale.overlaps(range(a.d, (d_outer - 1) * a.ldd + d_inner)))
       return invalid("D overlaps scale in memory; write D to a separate buffer");
-    if (slices.count > 1 &&
+    if (slices.count > 1 && !cluster &&
         scale.overlaps(range(static_cast<const unsigned char*>(a.workspace),
                              static_cast<std::int64_t>(workspace_needed))))
       return invalid("the split-K workspace overlaps scale in memory");
