@@ -222,12 +222,15 @@ class GemmMultistage {
   static Status check_arguments(const Arguments& a) {
     using Checks = detail::GemmArgumentChecks<LayoutA, LayoutB>;
     Status s = Checks::check_stream_k_request(a);
-    if (s) s = Checks::check(a, Policy::Tile::kM, Policy::Tile::kN, split_k_slices(a),
-                             workspace_size(a), SplitK, AnyAlignment);
-    if (s) s = Checks::check_stream_k(a, stream_k_runs(a), workspace_size(a), StreamK);
+    if (!s) return s;
+    // Once per call: it lays out the stream-K partition, split-K's slabs or the tf32 copies.
+    const std::size_t workspace = workspace_size(a);
+    s = Checks::check(a, Policy::Tile::kM, Policy::Tile::kN, split_k_slices(a), workspace, SplitK,
+                      AnyAlignment);
+    if (s) s = Checks::check_stream_k(a, stream_k_runs(a), workspace, StreamK);
     // The copies' workspace, where one is given (without one the call runs on the Ampere tier).
     if (s && copies_operands(a) && a.workspace != nullptr)
-      s = Checks::check_workspace(a, workspace_size(a), kCopyWhat, "the tf32 copy workspace");
+      s = Checks::check_workspace(a, workspace, kCopyWhat, "the tf32 copy workspace");
     return s;
   }
 
