@@ -345,12 +345,18 @@ class GemmMultistage {
   static constexpr const char* kCopyWhat =
       "the K-major copy of tf32 A (column-major) or B (row-major) for the Hopper tier";
 
-  // Whether the Hopper tier copies A or B of `a` K-major: tf32 A column-major or B row-major, a
-  // problem with something to multiply, 16-byte aligned (else the narrow kernel runs it), and no
-  // split-K or stream-K (which run on the Ampere tier).
+  // Whether `a` has an operand the Hopper tier would copy K-major: tf32 A column-major or B
+  // row-major, in a problem with something to multiply.
+  static bool has_operand_to_copy(const Arguments& a) {
+    return (kCopyA || kCopyB) && a.m > 0 && a.n > 0 && a.k > 0 && a.batch_count > 0;
+  }
+
+  // Whether the Hopper tier copies A or B of `a` K-major: an operand to copy, 16-byte aligned
+  // arguments (else the narrow kernel runs them), and no split-K or stream-K (which run on the
+  // Ampere tier).
   static bool copies_operands(const Arguments& a) {
-    return (kCopyA || kCopyB) && a.m > 0 && a.n > 0 && a.k > 0 && a.batch_count > 0 &&
-           vector_aligned(a) && split_k_slices(a).count <= 1 && !stream_k_runs(a);
+    return has_operand_to_copy(a) && vector_aligned(a) && split_k_slices(a).count <= 1 &&
+           !stream_k_runs(a);
   }
 
   static KMajorWorkspace copy_layout(const Arguments& a) {
@@ -392,7 +398,7 @@ class GemmMultistage {
       return Status::error(Status::Code::kInvalidArgument,
                            "GemmMultistage: split_k = " + std::to_string(args.split_k) +
                                " runs on the Ampere tier only");
-    if ((kCopyA || kCopyB) && args.m > 0 && args.n > 0 && args.k > 0 && args.batch_count > 0) {
+    if (has_operand_to_copy(args)) {
       if (!vector_aligned(args))
         return Status::error(Status::Code::kInvalidArgument,
                              "GemmMultistage: tf32 with A column-major or B row-major takes the "
