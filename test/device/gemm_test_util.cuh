@@ -1,6 +1,6 @@
 #pragma once
 // Harness for GemmMultistage (and GemmAuto) device tests: builds a problem on the host, runs it
-// with guard bands around D (and around the split-K workspace, when one is needed), and checks
+// with guard bands around D (and around the workspace, when one is needed), and checks
 // every element against an exact CPU reference (small integers) or cuBLAS.
 
 #include <cublas_v2.h>
@@ -86,6 +86,45 @@ inline std::int64_t round_up(std::int64_t x, std::int64_t to) { return (x + to -
 
 enum class Reference { kExactCpu, kCublas };
 
+// The workspace a GEMM asks for (`workspace_size`: split-K's or stream-K's partials, tf32's K-major
+// copies), poisoned, between guard bands of kGuard poisoned bytes that no kernel may write.
+class GuardedWorkspace {
+ public:
+  static constexpr std::size_t kGuard = 256;      // bytes before and after the workspace
+  static constexpr unsigned char kPoison = 0xFF;  // every byte, guard bands included (NaN)
+
+  explicit GuardedWorkspace(std::size_t bytes)
+      : bytes_(bytes),
+        buffer_(bytes + 2 * kGuard),
+        error_(buffer_.ok() ? buffer_.poison(kPoison) : cudaErrorMemoryAllocation) {}
+
+  // cudaSuccess once allocated and poisoned.
+  cudaError_t error() const { return error_; }
+  // For args.workspace and args.workspace_bytes: null and 0 where the GEMM asks for none.
+  void* get() const { return bytes_ > 0 ? buffer_.get() + kGuard : nullptr; }
+  std::size_t bytes() const { return bytes_; }
+
+  // Fails the current test (EXPECT) if any guard byte lost its poison. Returns the error of
+  // reading the guard bands back, in which case nothing was checked.
+  cudaError_t expect_guards_intact() const {
+    unsigned char before[kGuard], after[kGuard];
+    cudaError_t e = cudaMemcpy(before, buffer_.get(), kGuard, cudaMemcpyDeviceToHost);
+    if (e == cudaSuccess)
+      e = cudaMemcpy(after, buffer_.get() + kGuard + bytes_, kGuard, cudaMemcpyDeviceToHost);
+    if (e != cudaSuccess) return e;
+    long long clobbered = 0;
+    for (std::size_t i = 0; i < kGuard; ++i)
+      clobbered += (before[i] != kPoison) + (after[i] != kPoison);
+    EXPECT_EQ(clobbered, 0) << "bytes around the workspace written";
+    return cudaSuccess;
+  }
+
+ private:
+  std::size_t bytes_;
+  DeviceBuffer<unsigned char> buffer_;
+  cudaError_t error_;
+};
+
 // The output operator of a case: what it sets in the arguments (its device vectors), and what it
 // computes, in double on the host. `kExact`: with small-integer data the operator's f32 result is
 // exact (a bias, a scale, ReLU), so D must match bit for bit; otherwise (transcendental
@@ -165,28 +204,15 @@ void run_gemm_case_op(const GemmCase& gc, Reference ref_kind, std::uint32_t seed
   args.batch_stride_a = stride_a; args.batch_stride_b = stride_b;
   args.batch_stride_c = stride_c; args.batch_stride_d = stride_d;
   op_case.setup(args, m, n);
-  // Split-K's workspace, poisoned (NaN), between guard bands of kWsGuard bytes.
   args.split_k = gc.split_k;
-  constexpr std::size_t kWsGuard = 256;
-  const std::size_t ws_bytes = Gemm::workspace_size(args);
-  DeviceBuffer<unsigned char> d_ws(ws_bytes + 2 * kWsGuard);
-  ASSERT_TRUE(d_ws.ok());
-  TP_CUDA_ASSERT(d_ws.poison(0xFF));
-  if (ws_bytes > 0) {
-    args.workspace = d_ws.get() + kWsGuard;
-    args.workspace_bytes = ws_bytes;
-  }
+  GuardedWorkspace workspace(Gemm::workspace_size(args));
+  TP_CUDA_ASSERT(workspace.error());
+  args.workspace = workspace.get();
+  args.workspace_bytes = workspace.bytes();
   const tilepipe::Status s = Gemm::run(args);
   ASSERT_TRUE(s.ok()) << s.message();
   TP_CUDA_ASSERT_LAUNCH();
-  {
-    unsigned char before[kWsGuard], after[kWsGuard];
-    TP_CUDA_ASSERT(cudaMemcpy(before, d_ws.get(), kWsGuard, cudaMemcpyDeviceToHost));
-    TP_CUDA_ASSERT(cudaMemcpy(after, d_ws.get() + d_ws.bytes() - kWsGuard, kWsGuard, cudaMemcpyDeviceToHost));
-    long long ws_clobbered = 0;
-    for (std::size_t i = 0; i < kWsGuard; ++i) ws_clobbered += (before[i] != 0xFF) + (after[i] != 0xFF);
-    EXPECT_EQ(ws_clobbered, 0) << "bytes around the split-K workspace written";
-  }
+  TP_CUDA_ASSERT(workspace.expect_guards_intact());
 
   std::vector<ElementD> d;
   TP_CUDA_ASSERT(d_d.download(d));
@@ -311,28 +337,15 @@ void run_against_double(int m, int n, int k, const std::vector<ElementAB>& a, st
   args.a = d_a.get(); args.lda = lda;
   args.b = d_b.get(); args.ldb = ldb;
   args.d = d_d.get(); args.ldd = ldd;
-  // The workspace the GEMM asks for (tf32's K-major copies on the Hopper tier), poisoned,
-  // between guard bands that must stay untouched.
-  constexpr std::size_t kWsGuard = 256;
-  const std::size_t ws_bytes = Gemm::workspace_size(args);
-  DeviceBuffer<unsigned char> d_ws(ws_bytes + 2 * kWsGuard);
-  ASSERT_TRUE(d_ws.ok());
-  TP_CUDA_ASSERT(d_ws.poison(0xFF));
-  if (ws_bytes > 0) {
-    args.workspace = d_ws.get() + kWsGuard;
-    args.workspace_bytes = ws_bytes;
-  }
+  // The workspace the GEMM asks for (tf32's K-major copies on the Hopper tier).
+  GuardedWorkspace workspace(Gemm::workspace_size(args));
+  TP_CUDA_ASSERT(workspace.error());
+  args.workspace = workspace.get();
+  args.workspace_bytes = workspace.bytes();
   const tilepipe::Status s = Gemm::run(args);
   ASSERT_TRUE(s.ok()) << s.message();
   TP_CUDA_ASSERT_LAUNCH();
-  {
-    std::vector<unsigned char> ws(d_ws.bytes());
-    TP_CUDA_ASSERT(cudaMemcpy(ws.data(), d_ws.get(), ws.size(), cudaMemcpyDeviceToHost));
-    long long clobbered = 0;
-    for (std::size_t i = 0; i < kWsGuard; ++i)
-      clobbered += (ws[i] != 0xFF) + (ws[ws.size() - 1 - i] != 0xFF);
-    EXPECT_EQ(clobbered, 0) << "bytes around the workspace written";
-  }
+  TP_CUDA_ASSERT(workspace.expect_guards_intact());
   std::vector<ElementD> d;
   TP_CUDA_ASSERT(d_d.download(d));
 

@@ -222,12 +222,15 @@ class GemmMultistage {
   static Status check_arguments(const Arguments& a) {
     using Checks = detail::GemmArgumentChecks<LayoutA, LayoutB>;
     Status s = Checks::check_stream_k_request(a);
-    if (s) s = Checks::check(a, Policy::Tile::kM, Policy::Tile::kN, split_k_slices(a),
-                             workspace_size(a), SplitK, AnyAlignment);
-    if (s) s = Checks::check_stream_k(a, stream_k_runs(a), workspace_size(a), StreamK);
+    if (!s) return s;
+    // Once per call: it lays out the stream-K partition, split-K's slabs or the tf32 copies.
+    const std::size_t workspace = workspace_size(a);
+    s = Checks::check(a, Policy::Tile::kM, Policy::Tile::kN, split_k_slices(a), workspace, SplitK,
+                      AnyAlignment);
+    if (s) s = Checks::check_stream_k(a, stream_k_runs(a), workspace, StreamK);
     // The copies' workspace, where one is given (without one the call runs on the Ampere tier).
     if (s && copies_operands(a) && a.workspace != nullptr)
-      s = Checks::check_workspace(a, workspace_size(a), kCopyWhat, "the tf32 copy workspace");
+      s = Checks::check_workspace(a, workspace, kCopyWhat, "the tf32 copy workspace");
     return s;
   }
 
@@ -342,12 +345,18 @@ class GemmMultistage {
   static constexpr const char* kCopyWhat =
       "the K-major copy of tf32 A (column-major) or B (row-major) for the Hopper tier";
 
-  // Whether the Hopper tier copies A or B of `a` K-major: tf32 A column-major or B row-major, a
-  // problem with something to multiply, 16-byte aligned (else the narrow kernel runs it), and no
-  // split-K or stream-K (which run on the Ampere tier).
+  // Whether `a` has an operand the Hopper tier would copy K-major: tf32 A column-major or B
+  // row-major, in a problem with something to multiply.
+  static bool has_operand_to_copy(const Arguments& a) {
+    return (kCopyA || kCopyB) && a.m > 0 && a.n > 0 && a.k > 0 && a.batch_count > 0;
+  }
+
+  // Whether the Hopper tier copies A or B of `a` K-major: an operand to copy, 16-byte aligned
+  // arguments (else the narrow kernel runs them), and no split-K or stream-K (which run on the
+  // Ampere tier).
   static bool copies_operands(const Arguments& a) {
-    return (kCopyA || kCopyB) && a.m > 0 && a.n > 0 && a.k > 0 && a.batch_count > 0 &&
-           vector_aligned(a) && split_k_slices(a).count <= 1 && !stream_k_runs(a);
+    return has_operand_to_copy(a) && vector_aligned(a) && split_k_slices(a).count <= 1 &&
+           !stream_k_runs(a);
   }
 
   static KMajorWorkspace copy_layout(const Arguments& a) {
@@ -389,7 +398,7 @@ class GemmMultistage {
       return Status::error(Status::Code::kInvalidArgument,
                            "GemmMultistage: split_k = " + std::to_string(args.split_k) +
                                " runs on the Ampere tier only");
-    if ((kCopyA || kCopyB) && args.m > 0 && args.n > 0 && args.k > 0 && args.batch_count > 0) {
+    if (has_operand_to_copy(args)) {
       if (!vector_aligned(args))
         return Status::error(Status::Code::kInvalidArgument,
                              "GemmMultistage: tf32 with A column-major or B row-major takes the "
