@@ -319,7 +319,7 @@ TEST(GemmW8A16, Fp8E4M3Weights) {
 }
 
 // Split-K's two reductions, each asked for by name, at split-K shapes: M = 1, 16 and 19 (an edge
-// row tile); N = 4096, and N not a multiple of the 128-column tile (200, 72); K with a residue
+// row tile); N = 4096, and N not a multiple of the 64-column tile (200, 136, 72); K with a residue
 // (1000, 520, 200: the last k-tile partly zero-filled, the last slice short); 2, 3, 4 and 8 slices;
 // alpha and beta, column-major D, f32 and bf16 D.
 const W8A16Case kReductionCasesF16[] = {

@@ -161,9 +161,9 @@ TEST(MixedInputArguments, SplitKReductionAndItsWorkspace) {
   a.split_k = 16;
   expect_invalid(a, "split_k_reduction = kCluster sums at most 8 slices");
   expect_invalid(a, "split_k = 16 gives 16 slices of K = 4096; use kWorkspace or kAuto");
-  // 9 k-tiles, split_k = 12: 9 slices, still too many.
-  a.k = 520; a.lda = 520; a.ldb = 528; a.group = 520; a.split_k = 12;
-  expect_invalid(a, "split_k = 12 gives 9 slices of K = 520");
+  // 9 k-tiles of 128, split_k = 12: 9 slices, still too many.
+  a.k = 1100; a.lda = 1104; a.ldb = 1104; a.group = 1100; a.split_k = 12;
+  expect_invalid(a, "split_k = 12 gives 9 slices of K = 1100");
   a.split_k = 8;  // 8 slices of 9 k-tiles
   EXPECT_TRUE(Gemm::check_arguments(a).ok()) << Gemm::check_arguments(a).what();
   // Nothing to do: nothing refused.
