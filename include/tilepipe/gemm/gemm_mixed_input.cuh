@@ -248,8 +248,7 @@ class GemmMixedInput {
                                                     : run_split_k(args, slices, stream);
     }
     Params p = kernel_params<Params>(args);
-    p.epilogue = {args.d, args.c, args.ldd, args.ldc, args.alpha, args.beta, args.layout_cd,
-                  args.m, args.n, args.output_op};
+    p.epilogue = output_params(args);
     return launch<Kernel>(p, 1, "the GemmMixedInput kernel launch", stream);
   }
 
@@ -273,6 +272,11 @@ class GemmMixedInput {
     return p;
   }
 
+  // D, C, alpha, beta and the output operator: the epilogue of the one-slice and cluster kernels.
+  static typename Epilogue::Params output_params(const Arguments& a) {
+    return {a.d, a.c, a.ldd, a.ldc, a.alpha, a.beta, a.layout_cd, a.m, a.n, a.output_op};
+  }
+
   template <class K>
   static Status launch(const typename K::Params& p, int slices, const char* what, cudaStream_t stream) {
     return detail::launch_gemm_kernel<K>(p, slices, 1, "GemmMixedInput", what, stream);
@@ -283,8 +287,7 @@ class GemmMixedInput {
     using ClusterParams = typename ClusterKernel::Params;
     ClusterParams p = kernel_params<ClusterParams>(args);
     p.slices = slices;
-    p.epilogue = {args.d, args.c, args.ldd, args.ldc, args.alpha, args.beta, args.layout_cd,
-                  args.m, args.n, args.output_op};
+    p.epilogue = output_params(args);
     return detail::launch_gemm_cluster_kernel<ClusterKernel>(
         p, "GemmMixedInput", "the split-K cluster kernel launch", stream);
   }
