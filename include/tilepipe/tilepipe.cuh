@@ -9,6 +9,7 @@
 
 #include "numeric/element_traits.cuh"
 
+#include "arch/cluster.cuh"
 #include "arch/cp_async.cuh"
 #include "arch/ldmatrix.cuh"
 #include "arch/mbarrier.cuh"

@@ -1,14 +1,24 @@
 #pragma once
 //! \file
-//! Thread-block clusters (sm_90): the two halves of the cluster barrier, and 16-byte loads from
-//! another block's shared memory (distributed shared memory, `mapa` + `ld.shared::cluster`).
+//! Thread-block clusters (sm_90): a block's rank, the cluster barrier (whole and in its two
+//! halves), and 16-byte loads from another block's shared memory (distributed shared memory,
+//! `mapa` + `ld.shared::cluster`). Arrivals on another block's mbarrier are in mbarrier.cuh.
 //! Call them only from code compiled for sm_90 or newer (`__CUDA_ARCH__ >= 900`).
+
+#include <cuda/ptx>
 
 #include <cstdint>
 
 #include "../detail/macros.cuh"
 
 namespace tilepipe::arch {
+
+//! This block's rank in its cluster.
+TILEPIPE_DEVICE std::uint32_t cluster_ctarank() {
+  std::uint32_t rank;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+  return rank;
+}
 
 //! This thread's arrival at the cluster barrier, with release semantics at cluster scope: its
 //! earlier shared-memory writes (and reads) are ordered before the others' acquire. Every thread
@@ -29,6 +39,15 @@ TILEPIPE_DEVICE void cluster_arrive_relaxed() {
 //! acquire semantics at cluster scope: their writes before arriving are visible after it.
 TILEPIPE_DEVICE void cluster_wait() {
   asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+//! A barrier of every thread of every block in the cluster (release / acquire): after it, what
+//! each block wrote to its shared memory before it, the mbarriers it initialised included, may
+//! be used by the others.
+//! Unlike `cluster_arrive` and `cluster_wait`, the threads of a warp need not call it together.
+TILEPIPE_DEVICE void cluster_sync() {
+  cuda::ptx::barrier_cluster_arrive(cuda::ptx::sem_release);
+  cuda::ptx::barrier_cluster_wait(cuda::ptx::sem_acquire);
 }
 
 //! The address, in the cluster's shared-memory window, of the object at `p`'s offset in the

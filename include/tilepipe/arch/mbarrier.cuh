@@ -48,20 +48,6 @@ TILEPIPE_DEVICE void mbarrier_arrive_cluster(std::uint64_t* bar, std::uint32_t c
       : "memory");
 }
 
-//! This CTA's rank in its cluster.
-TILEPIPE_DEVICE std::uint32_t cluster_ctarank() {
-  std::uint32_t rank;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
-  return rank;
-}
-
-//! A barrier of every thread of every CTA in the cluster (release / acquire): after it, the
-//! mbarriers each CTA initialised may be used by the others.
-TILEPIPE_DEVICE void cluster_sync() {
-  cuda::ptx::barrier_cluster_arrive(cuda::ptx::sem_release);
-  cuda::ptx::barrier_cluster_wait(cuda::ptx::sem_acquire);
-}
-
 //! Returns once the phase of parity `parity` has completed. A barrier that has completed no
 //! phase yet counts as having completed the one before phase 0, so waiting for parity 1 on a
 //! fresh barrier returns at once.

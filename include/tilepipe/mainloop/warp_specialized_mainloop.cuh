@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "../arch/cluster.cuh"
 #include "../arch/wgmma.cuh"
 #include "../block/mbarrier_ring.cuh"
 #include "../block/tma_tile_loader.cuh"
