@@ -186,6 +186,12 @@ TEST(GemmSm90, FusedOutputOperator) {
     tptest::run_gemm_case_op<tilepipe::GemmSm90<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 4, FusedOp>, __half, __half>(
         {200, 300, 130, l, 1.0f, 1.0f}, Reference::kExactCpu, 100, c);
   }
+  // beta = 0 and row-major D whose lines end on 16 bytes: the staged path, with edge tiles in M
+  // and N whose elements past D are staged with the operator at clamped positions (the vectors
+  // are read only inside; memcheck would see a read past them) and clipped by TMA.
+  FusedCase c;
+  tptest::run_gemm_case_op<tilepipe::GemmSm90<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 4, FusedOp>, __half, __half>(
+      {200, 264, 130, Layout::kRowMajor, 1.0f, 0.0f}, Reference::kExactCpu, 101, c);
 }
 
 TEST(GemmSm90, LargeAgainstCublas) {

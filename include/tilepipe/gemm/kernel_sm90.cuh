@@ -13,7 +13,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "../arch/mbarrier.cuh"
+#include "../arch/cluster.cuh"
 #include "../arch/tma.cuh"
 #include "../arch/wgmma.cuh"
 #include "../detail/macros.cuh"
@@ -145,8 +145,11 @@ __global__ void __launch_bounds__(Kernel::kThreads, 1)
     gemm_kernel_sm90(const __grid_constant__ typename Kernel::Params params) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ unsigned char smem[];
-  const auto base = reinterpret_cast<std::uintptr_t>(smem);
-  auto* storage = reinterpret_cast<typename Kernel::SharedStorage*>((base + 1023) & ~std::uintptr_t(1023));
+  // Aligned by an offset from `smem`, not by rounding an integer: a pointer derived from the
+  // shared array keeps its state space, so the compiler writes through it with STS rather than
+  // generic stores (the epilogue's staging, entry 29).
+  const auto misalignment = static_cast<unsigned>(__cvta_generic_to_shared(smem)) & 1023u;
+  auto* storage = reinterpret_cast<typename Kernel::SharedStorage*>(smem + ((1024u - misalignment) & 1023u));
   Kernel{}(params, *storage);
 #endif
 }
