@@ -35,6 +35,11 @@ struct SimtWarpMma {
   using FragmentB = SimtFragment<WarpN / 8>;
   using Accumulators = tilepipe::Accumulators<WarpM, WarpN, float>;
   static constexpr int kK = MathSimtF32::kKBlock;  //!< k depth of one call
+  //! The accumulators operator() updates: mma.sync's layout. `start` and `finish` do nothing, as
+  //! WarpMma's (the mainloop calls them for every math).
+  using WorkingAccumulators = Accumulators;
+  TILEPIPE_DEVICE static Accumulators start(const Accumulators& acc, int /*lane*/) { return acc; }
+  TILEPIPE_DEVICE static Accumulators finish(const Accumulators& acc, int /*lane*/) { return acc; }
 
   //! acc += a * b (one k-block).
   TILEPIPE_DEVICE void operator()(Accumulators& acc, const FragmentA& a, const FragmentB& b) const {
