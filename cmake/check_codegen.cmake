@@ -96,6 +96,7 @@ set(SASS_MATH_KERNELS
   "MixedInput"         REQUIRED_SASS_MIXED_INPUT
   "MathF16Accumulate"  REQUIRED_SASS_F16_ACCUMULATE
   "MathTF32"           REQUIRED_SASS_TF32
+  "MultistageMainloopIfLN[A-Z0-9_]*LayoutE1E.*MathSimtF32"  REQUIRED_SASS_SIMT_M_CONTIGUOUS_A
   "MathSimtF32"        REQUIRED_SASS_SIMT
   "."                  REQUIRED_SASS_DEFAULT_MATH
 )
@@ -122,6 +123,14 @@ set(REQUIRED_SASS_TF32
 # epilogue's ~100, notices a product that is not fused.)
 set(REQUIRED_SASS_SIMT
   "FFMA (fma.rn.f32 on the CUDA cores)"            "^FFMA$"                              "^(FFMA|FMUL|FADD|HMMA)"
+)
+# A column-major (M-contiguous in shared memory, the mangled mainloop's first Layout is 1): a lane
+# loads two adjacent rows of A as one LDS.64 (layout/simt_fragment_map.cuh), which neither the
+# epilogue nor a K-contiguous B has; the simt_nn baseline's LDS64 and SHFL counts (the restore of
+# mma.sync's rows) pin how many.
+set(REQUIRED_SASS_SIMT_M_CONTIGUOUS_A
+  ${REQUIRED_SASS_SIMT}
+  "LDS.64 (8-byte loads of two rows of an M-contiguous A)"  "^LDS\\.64$"           "^LDS"
 )
 set(REQUIRED_SASS_HOPPER
   "UTMALDG (TMA tile loads)"                     "^UTMALDG"                                "^UTMA"

@@ -136,7 +136,7 @@ class MultistageMainloop {
   using TileB = typename FragmentLoaderB::Tile;  // (TileN, TileK) or (TileK, TileN)
   using LoaderA = AsyncTileLoader<Element, TileA::kRows, TileA::kCols, kThreads>;
   using LoaderB = AsyncTileLoader<ElementB, TileB::kRows, TileB::kCols, kThreads>;
-  using Mma = typename WarpMath<Element, Math>::template Mma<Warp::kM, Warp::kN>;
+  using Mma = typename WarpMath<Element, Math>::template Mma<Warp::kM, Warp::kN, kOrderA>;
   //! The accumulators operator() takes and returns, in mma.sync's layout for every math.
   using Accumulators = typename Mma::Accumulators;
   //! A's and B's fragments of one k-block as the MMA takes them (after the transform, if any).
@@ -199,7 +199,8 @@ class MultistageMainloop {
     const int refill_end = k_tiles - (kStages - 1);
 
     // ---- Accumulators: the warp MMA updates them in its working layout, from its `start` here
-    // to its `finish` after the drain; outside this call they are in mma.sync's layout, whatever
+    // to its `finish` after the drain (SimtWarpMma keeps other rows of an M-contiguous A, so that
+    // its fragments load as vectors); outside this call they are in mma.sync's layout, whatever
     // the caller does with them next (epilogue, split-K slice, stream-K partial). ----
     const int lane = thread_ % 32;
     WorkingAccumulators work = Mma::start(acc, lane);
