@@ -34,11 +34,11 @@
 //! Why 2 rows per lane and not 4 (one 16-byte load per k for rows 4x .. 4x + 3 of each 32 rows,
 //! as many loads as a K-contiguous A), measured with nvcc 13.0 on the f32 default tile (128 x 128
 //! x 32, 64 x 32 warps, 3 stages; docs/performance-log.md, entry 29): per k-tile of the interior
-//! main loop, R = 4 would issue 128 LDS.128 and 2,282 instructions, R = 2 issues 128 LDS.64 +
-//! 64 LDS.128 and 2,346 (before either: 256 LDS + 64 LDS.128, 2,474), but with R = 4 ptxas spills
-//! 272 bytes (sm_80) and 184 bytes (sm_90a) of accumulators in the edge blocks' k-tile loop, at
-//! 255 registers; R = 2 takes 233 (sm_80) and 255 (sm_90a) with no spill. R = 2's restore costs 32
-//! SHFL and 96 selects per warp tile, R = 4's would cost twice that.
+//! main loop on sm_80, R = 4 would issue 128 LDS.128 and 2,282 instructions, R = 2 issues 128
+//! LDS.64 + 64 LDS.128 and 2,346 (before either: 256 LDS + 64 LDS.128, 2,474), but with R = 4
+//! ptxas spills 272 bytes (sm_80) and 184 bytes (sm_90a) of accumulators in the edge blocks'
+//! k-tile loop, at 255 registers; R = 2 takes 229 (sm_80) and 255 (sm_90a) with no spill. R = 2's
+//! restore costs 32 SHFL and 96 selects per warp tile, R = 4's would cost twice that.
 
 #include "../detail/macros.cuh"
 #include "tile_shape.cuh"
@@ -98,7 +98,8 @@ struct SimtRowExchange {
     return is_upper ? lo : hi;
   }
   //! The pair once `received` (the partner's `send`) has arrived.
-  TILEPIPE_HOST_DEVICE static constexpr void receive(bool is_upper, float& lo, float& hi, float received) {
+  TILEPIPE_HOST_DEVICE static constexpr void receive(bool is_upper, float& lo, float& hi,
+                                                     float received) {
     lo = is_upper ? received : lo;
     hi = is_upper ? hi : received;
   }

@@ -71,7 +71,8 @@ struct MixedInputRegisters<LoaderA, LoaderB, NoTransformB> {
 //!
 //! The accumulators enter and leave `operator()` in mma.sync's layout (`Accumulators`, whatever
 //! the math); in between, the warp MMA updates them in its working layout, which this class takes
-//! them into and back out of itself (`Mma::start` / `Mma::finish`, warp/warp_mma.cuh), so that
+//! them into and back out of itself (`Mma::start` / `Mma::finish`: warp/warp_mma.cuh, where they
+//! do nothing, and warp/simt_warp_mma.cuh, where an M-contiguous A keeps other rows), so that
 //! nothing built on it sees that layout.
 //!
 //! All `Policy::kThreads` threads of the block call `operator()`. Rows of A and columns of B past
@@ -218,7 +219,7 @@ class MultistageMainloop {
   }
 
  private:
-  // The accumulators the MMA updates between its `start` and `finish` (warp/warp_mma.cuh).
+  // The accumulators the MMA updates between its `start` and `finish`.
   using WorkingAccumulators = typename Mma::WorkingAccumulators;
 
   // Everything one call of operator() works with, shared by its phases.

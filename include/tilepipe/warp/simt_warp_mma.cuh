@@ -35,9 +35,9 @@ struct SimtPairedRowAccumulators {
 //!                      `simt_rows_per_lane` and layout/simt_fragment_map.cuh
 //!
 //! Each lane updates the accumulators of its rows of A (SimtFragmentLoader's fragment, whose type
-//! names its rows) and its columns of B (2t, 2t + 1 of each n8 tile): `(WarpM / 16) x (WarpN / 8) x 4`
-//! accumulators, each one FFMA per k. Each accumulator adds its products in k order, one rounding
-//! per product (fused).
+//! names its rows) and its columns of B (2t, 2t + 1 of each n8 tile):
+//! `(WarpM / 16) x (WarpN / 8) x 4` accumulators, each one FFMA per k. Each accumulator adds its
+//! products in k order, one rounding per product (fused).
 //!
 //! operator() updates `WorkingAccumulators`: with 1 row per lane, `Accumulators<WarpM, WarpN>`
 //! themselves; with 2, `SimtPairedRowAccumulators`, the same registers holding other rows. `start`
@@ -74,7 +74,8 @@ struct SimtWarpMma {
   static constexpr int kK = MathSimtF32::kKBlock;  //!< k depth of one call
 
   //! acc += a * b (one k-block).
-  TILEPIPE_DEVICE void operator()(WorkingAccumulators& acc, const FragmentA& a, const FragmentB& b) const {
+  TILEPIPE_DEVICE void operator()(WorkingAccumulators& acc, const FragmentA& a,
+                                  const FragmentB& b) const {
     // k outermost: the (WarpM / 16) x (WarpN / 8) x 4 FFMAs of one k are independent.
     TILEPIPE_UNROLL
     for (int kk = 0; kk < kK; ++kk) {
