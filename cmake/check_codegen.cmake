@@ -96,6 +96,7 @@ set(SASS_MATH_KERNELS
   "MixedInput"         REQUIRED_SASS_MIXED_INPUT
   "MathF16Accumulate"  REQUIRED_SASS_F16_ACCUMULATE
   "MathTF32"           REQUIRED_SASS_TF32
+  "MultistageMainloopIfLN[A-Z0-9_]*LayoutE1E.*MathSimtF32"  REQUIRED_SASS_SIMT_M_CONTIGUOUS_A
   "MathSimtF32"        REQUIRED_SASS_SIMT
   "."                  REQUIRED_SASS_DEFAULT_MATH
 )
@@ -122,6 +123,14 @@ set(REQUIRED_SASS_TF32
 # epilogue's ~100, notices a product that is not fused.)
 set(REQUIRED_SASS_SIMT
   "FFMA (fma.rn.f32 on the CUDA cores)"            "^FFMA$"                              "^(FFMA|FMUL|FADD|HMMA)"
+)
+# A column-major (M-contiguous in shared memory, the mangled mainloop's first Layout is 1): a lane
+# loads two adjacent rows of A as one LDS.64 (layout/simt_fragment_map.cuh), which neither the
+# epilogue nor a K-contiguous B has; the simt_nn baseline's LDS64 and SHFL counts (the restore of
+# mma.sync's rows) pin how many.
+set(REQUIRED_SASS_SIMT_M_CONTIGUOUS_A
+  ${REQUIRED_SASS_SIMT}
+  "LDS.64 (8-byte loads of two rows of an M-contiguous A)"  "^LDS\\.64$"           "^LDS"
 )
 set(REQUIRED_SASS_HOPPER
   "UTMALDG (TMA tile loads)"                     "^UTMALDG"                                "^UTMA"
@@ -156,6 +165,9 @@ set(SASS_COUNTS
   LDGSTS  "^LDGSTS"
   LDSM    "^LDSM"
   LDS     "^LDS(\\.|$)"
+  LDS64   "^LDS\\.64$"
+  LDS128  "^LDS\\.128$"
+  SHFL    "^SHFL(\\.|$)"
   HMMA    "^HMMA"
   FFMA    "^FFMA$"
   BAR     "^BAR(\\.|$)"
@@ -173,6 +185,7 @@ set(SASS_BASELINE_KERNELS
   "narrow_f16_tn"   "."  "MultistageMainloop<__half, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)1, [^>]*, 4, [A-Za-z_:]*MathDefault>, true>.*StagedEpilogue<__half,"  "LDGSTS,LDSM,HMMA"
   "tf32_tt"         "."  "MultistageMainloop<float, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)0, [^>]*, 3, [A-Za-z_:]*MathTF32>, false>.*StagedEpilogue<float,"  "LDGSTS,LDS,HMMA"
   "simt_tt"         "."  "MultistageMainloop<float, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)0, [^>]*, 3, [A-Za-z_:]*MathSimtF32>, false>.*StagedEpilogue<float,"  "LDGSTS,LDS,FFMA"
+  "simt_nn"         "."  "MultistageMainloop<float, \\([A-Za-z_:]*Layout\\)1, \\([A-Za-z_:]*Layout\\)1, [^>]*, 3, [A-Za-z_:]*MathSimtF32>, false>.*StagedEpilogue<float,"  "LDGSTS,LDS,LDS64,LDS128,FFMA,SHFL"
   "w8a16_f16_tn"    "."  "MultistageMainloop<[A-Za-z_:]*MixedInput<__half, [A-Za-z_:]*Dequantize<__half, signed char> >, .*StagedEpilogue<__half,"  "LDGSTS,LDS,HMMA"
   "hopper_f16_tn"   "^90a$"  "WarpSpecializedMainloop<__half, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)1, [^>]*HopperTileConfig<[0-9]+, [0-9]+, 4, [0-9]+, [^>]*HopperSchedule\\)0>.*WarpgroupEpilogue<__half,"  "UTMALDG,UTMASTG,HGMMA,SYNCS"
   "hopper_tf32_tn"  "^90a$"  "WarpSpecializedMainloop<float, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)1, [^>]*HopperTileConfig<[0-9]+, [0-9]+, 3, [0-9]+, [^>]*HopperSchedule\\)0>.*WarpgroupEpilogue<float,"  "UTMALDG,UTMASTG,HGMMA,SYNCS"

@@ -82,6 +82,12 @@ template __global__ void tilepipe::gemm_kernel<Tf32TT::Kernel>(Tf32TT::Params);
 using SimtTT = tilepipe::GemmMultistage<float, float, tilepipe::Layout::kRowMajor, tilepipe::Layout::kRowMajor, 3,
                                         tilepipe::Identity, tilepipe::DefaultF32TileConfig<tilepipe::MathSimtF32>>;
 template __global__ void tilepipe::gemm_kernel<SimtTT::Kernel>(SimtTT::Params);
+// The same with A and B column-major (NN): A M-contiguous in shared memory, whose lanes hold two
+// adjacent rows (8-byte LDS.64) and shuffle the accumulators back to mma.sync's rows at the end;
+// B K-contiguous (LDS.128).
+using SimtNN = tilepipe::GemmMultistage<float, float, tilepipe::Layout::kColumnMajor, tilepipe::Layout::kColumnMajor,
+                                        3, tilepipe::Identity, tilepipe::DefaultF32TileConfig<tilepipe::MathSimtF32>>;
+template __global__ void tilepipe::gemm_kernel<SimtNN::Kernel>(SimtNN::Params);
 
 // The Hopper tier's kernels (empty outside sm_90a): the default GEMM's, an M/N-major bf16
 // one with f32 output and the 128 x 256 tile (its column-major f32 epilogue once spilled), and tf32.

@@ -36,6 +36,7 @@ struct GemmCase {
   // and batch strides are multiples of `misalign` elements but not of 16 bytes (1, 2, 4 for
   // 16-bit elements: 2-, 4-, 8-byte alignment), so that the GEMM runs its narrow kernel.
   int misalign = 0;
+  int stream_k = 0;          // args.stream_k: persistent blocks of a GEMM with stream-K (0: none)
 };
 
 // "stages 4" for a GemmMultistage, "auto" for a Gemm without a single policy (GemmAuto).
@@ -148,7 +149,7 @@ void run_gemm_case_op(const GemmCase& gc, Reference ref_kind, std::uint32_t seed
                                   << name_of(LC) << " " << GemmLabel<Gemm>::get() << " "
                                   << gc.m << "x" << gc.n << "x" << gc.k << " batch " << gc.batch
                                   << " alpha " << gc.alpha << " beta " << gc.beta << " pad " << gc.pad
-                                  << " split_k " << gc.split_k);
+                                  << " split_k " << gc.split_k << " stream_k " << gc.stream_k);
   const int m = gc.m, n = gc.n, k = gc.k, batch = gc.batch;
   // Leading dimensions and strides: multiples of 8 elements, or (misalign) of `misalign` but not 8.
   const std::int64_t mis = gc.misalign;
@@ -205,6 +206,7 @@ void run_gemm_case_op(const GemmCase& gc, Reference ref_kind, std::uint32_t seed
   args.batch_stride_c = stride_c; args.batch_stride_d = stride_d;
   op_case.setup(args, m, n);
   args.split_k = gc.split_k;
+  args.stream_k = gc.stream_k;
   GuardedWorkspace workspace(Gemm::workspace_size(args));
   TP_CUDA_ASSERT(workspace.error());
   args.workspace = workspace.get();

@@ -8,8 +8,10 @@
 // - on values uniform in [-1, 1] against a CPU double reference, within a bound derived below.
 // Few kernels on purpose (CI compile time): one stage count, the f32 default tile; for tf32 two
 // layouts that between them store both operands in both shared-memory orders, for SIMT all four
-// (its loads differ per operand and order: 16-byte, 8-byte, 4-byte), of which only TN compiles
-// the narrow kernel, for its unaligned cases.
+// (its loads differ per operand and order: 16-byte, 8-byte), of which only TN compiles the narrow
+// kernel, for its unaligned cases. SIMT with A column-major (M-contiguous) also keeps other rows
+// in its mainloop and shuffles the accumulators back to mma.sync's layout at the end: NN is also
+// checked through split-K's and stream-K's kernels, and with 16 x 16 warp tiles (one m16 tile).
 //
 // tf32 also has a Hopper tier (GemmSm90 on float: TMA, wgmma m64nNk8 ...tf32), which wgmma
 // feeds the f32 bits of shared memory unrounded: its tests (Tf32Hopper*, Tf32NNHopper*) skip where
@@ -96,6 +98,16 @@ using SimtTN = Simt<Layout::kRowMajor, Layout::kColumnMajor, float, /*AnyAlignme
 using SimtNN = Simt<Layout::kColumnMajor, Layout::kColumnMajor, float>;
 using SimtNT = Simt<Layout::kColumnMajor, Layout::kRowMajor, __half>;
 using SimtTT = Simt<Layout::kRowMajor, Layout::kRowMajor, float>;
+// NN with split-K and with stream-K compiled in (their ordinary kernel is SimtNN's), and on a
+// small tile whose warps hold one m16 tile each.
+using SimtNNSplitK = tilepipe::GemmMultistageSplitK<float, float, Layout::kColumnMajor, Layout::kColumnMajor,
+                                                    3, tilepipe::Identity, SimtTile, /*AnyAlignment=*/false>;
+using SimtNNStreamK = tilepipe::GemmMultistageStreamK<float, float, Layout::kColumnMajor, Layout::kColumnMajor,
+                                                      3, tilepipe::Identity, SimtTile, /*AnyAlignment=*/false>;
+using SimtNNSmallWarps =
+    tilepipe::GemmMultistage<float, float, Layout::kColumnMajor, Layout::kColumnMajor, 3, tilepipe::Identity,
+                             tilepipe::TileConfig<32, 32, 32, 16, 16, tilepipe::MathSimtF32>,
+                             /*SplitK=*/false, /*AnyAlignment=*/false>;
 
 // x rounded to tf32 as cvt.rna.tf32.f32 does: to 11 significant bits, to nearest, ties away from
 // zero (adding half of the last kept place to the magnitude, then truncating; finite x only).
@@ -352,6 +364,36 @@ TEST(GemmF32, SimtExactOnSmallIntegers) {
     ASSERT_TRUE(SimtTN::kAnyAlignment);
     tptest::run_gemm_case<SimtTN, float, float>(gc, Reference::kExactCpu, seed++);
   }
+}
+
+TEST(GemmF32, SimtMContiguousAOnEveryPath) {
+  // A column-major: the accumulators reach the epilogue, split-K's slices in the workspace and
+  // stream-K's partials only after the mainloop's finish has put them back in mma.sync's layout;
+  // a register left in the mainloop's rows would land two rows off (exact small integers catch
+  // any). Edges on every side, K residues, beta, batches, padding, both D layouts.
+  static_assert(std::is_same_v<SimtNNSplitK::Kernel, SimtNN::Kernel> &&
+                    std::is_same_v<SimtNNStreamK::Kernel, SimtNN::Kernel>,
+                "split-K and stream-K add only their own kernels to SimtNN's");
+  const GemmCase split_k[] = {
+      // m, n, k, layout_cd, alpha, beta, batch, pad, broadcast_b, split_k
+      {127, 257, 1031, Layout::kRowMajor, 1.0f, 0.0f, 1, 0, false, 3},
+      {65, 70, 300, Layout::kColumnMajor, 1.0f, 0.5f, 2, 8, false, 2},
+      {200, 96, 27, Layout::kRowMajor, 2.0f, -1.0f, 1, 0, false, 4},  // slices shorter than a k-tile
+  };
+  std::uint32_t seed = 1200;
+  for (const GemmCase& gc : split_k)
+    tptest::run_gemm_case<SimtNNSplitK, float, float>(gc, Reference::kExactCpu, seed++);
+  // Stream-K: whole tiles then shared ones, one tile in many segments, batches.
+  const GemmCase stream_k[] = {
+      // m, n, k, layout_cd, alpha, beta, batch, pad, broadcast_b, split_k, misalign, stream_k
+      {300, 200, 520, Layout::kRowMajor, 1.0f, 0.0f, 1, 0, false, 1, 0, 5},
+      {100, 100, 1000, Layout::kColumnMajor, 1.0f, 1.0f, 1, 0, false, 1, 0, 9},
+      {257, 129, 333, Layout::kRowMajor, 1.0f, 0.5f, 3, 8, false, 1, 0, 7},
+  };
+  for (const GemmCase& gc : stream_k)
+    tptest::run_gemm_case<SimtNNStreamK, float, float>(gc, Reference::kExactCpu, seed++);
+  // 16 x 16 warp tiles: one m16 tile per warp, the smallest the row exchange works on.
+  run_exact<SimtNNSmallWarps, float>(1250);
 }
 
 TEST(GemmF32, SimtKeepsEveryInputBit) {

@@ -69,6 +69,12 @@ struct MixedInputRegisters<LoaderA, LoaderB, NoTransformB> {
 //!                   element size: the copy width of each operand (16, 8, 4 or 2 bytes) is a
 //!                   run-time argument, and every k-tile takes the per-chunk path (`load_narrow`)
 //!
+//! The accumulators enter and leave `operator()` in mma.sync's layout (`Accumulators`, whatever
+//! the math); in between, the warp MMA updates them in its working layout, which this class takes
+//! them into and back out of itself (`Mma::start` / `Mma::finish`: warp/warp_mma.cuh, where they
+//! do nothing, and warp/simt_warp_mma.cuh, where an M-contiguous A keeps other rows), so that
+//! nothing built on it sees that layout.
+//!
 //! All `Policy::kThreads` threads of the block call `operator()`. Rows of A and columns of B past
 //! the matrix, and k past K, arrive as zeros, so edge tiles need no special handling by the
 //! caller: accumulators outside D are simply never stored.
@@ -131,7 +137,8 @@ class MultistageMainloop {
   using TileB = typename FragmentLoaderB::Tile;  // (TileN, TileK) or (TileK, TileN)
   using LoaderA = AsyncTileLoader<Element, TileA::kRows, TileA::kCols, kThreads>;
   using LoaderB = AsyncTileLoader<ElementB, TileB::kRows, TileB::kCols, kThreads>;
-  using Mma = typename WarpMath<Element, Math>::template Mma<Warp::kM, Warp::kN>;
+  using Mma = typename WarpMath<Element, Math>::template Mma<Warp::kM, Warp::kN, kOrderA>;
+  //! The accumulators operator() takes and returns, in mma.sync's layout for every math.
   using Accumulators = typename Mma::Accumulators;
   //! A's and B's fragments of one k-block as the MMA takes them (after the transform, if any).
   using FragmentA = std::conditional_t<kTransformsB, typename Mma::FragmentA,
@@ -192,19 +199,29 @@ class MultistageMainloop {
     const bool block_inside = !AnyAlignment && block_m0 + Tile::kM <= m && block_n0 + Tile::kN <= n;
     const int refill_end = k_tiles - (kStages - 1);
 
+    // ---- Accumulators: the warp MMA updates them in its working layout, from its `start` here
+    // to its `finish` after the drain (SimtWarpMma keeps other rows of an M-contiguous A, so that
+    // its fragments load as vectors); outside this call they are in mma.sync's layout, whatever
+    // the caller does with them next (epilogue, split-K slice, stream-K partial). ----
+    const int lane = thread_ % 32;
+    WorkingAccumulators work = Mma::start(acc, lane);
     prologue(ctx, k_tiles);
     int t = 0;
     if constexpr (!AnyAlignment) {
       if (block_inside)
-        for (; t < refill_end; ++t) k_tile_iteration<true>(ctx, acc, t, k_tiles, EdgeMasks{});
+        for (; t < refill_end; ++t) k_tile_iteration<true>(ctx, work, t, k_tiles, EdgeMasks{});
     }
     // After the interior iterations (an edge block has none), so the masks are not live in them.
     const EdgeMasks masks = AnyAlignment ? EdgeMasks{} : edge_masks(ctx);
-    for (; t < k_tiles; ++t) k_tile_iteration<false>(ctx, acc, t, k_tiles, masks);
+    for (; t < k_tiles; ++t) k_tile_iteration<false>(ctx, work, t, k_tiles, masks);
     drain(ctx);
+    acc = Mma::finish(work, lane);
   }
 
  private:
+  // The accumulators the MMA updates between its `start` and `finish`.
+  using WorkingAccumulators = typename Mma::WorkingAccumulators;
+
   // Everything one call of operator() works with, shared by its phases.
   struct Context {
     LoaderA load_a;
@@ -368,8 +385,8 @@ class MultistageMainloop {
   // refills only while tiles are left (the last S - 1 iterations of every block commit empty
   // groups). ----
   template <bool kInterior>
-  TILEPIPE_DEVICE static void k_tile_iteration(Context& c, Accumulators& acc, int t, int k_tiles,
-                                               const EdgeMasks& m) {
+  TILEPIPE_DEVICE static void k_tile_iteration(Context& c, WorkingAccumulators& acc, int t,
+                                               int k_tiles, const EdgeMasks& m) {
     const Mma mma;
     const bool refill = kInterior || t + kStages - 1 < k_tiles;
     TILEPIPE_UNROLL

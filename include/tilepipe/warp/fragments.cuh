@@ -39,11 +39,14 @@ struct FragmentB {
 };
 
 //! One operand of a SIMT k-block (MathSimtF32, 4 deep): for each of the warp's `Tiles` fragment
-//! tiles (m16 tiles of A, n8 tiles of B), the lane's two rows of A (g, g + 8) or columns of B
-//! (2t, 2t + 1) at the k-block's 4 k, in f32. See layout/simt_fragment_map.cuh.
-template <int Tiles>
+//! tiles (m16 tiles of A, n8 tiles of B), the lane's two rows of A or columns of B (2t, 2t + 1)
+//! at the k-block's 4 k, in f32. A's rows are those of `SimtFragmentMap<Operand::kA,
+//! RowsPerLane>` (layout/simt_fragment_map.cuh): g and g + 8 with 1 row per lane, mma.sync's; a
+//! fragment of other rows feeds only the SimtWarpMma that puts its accumulators back.
+template <int Tiles, int RowsPerLane = 1>
 struct SimtFragment {
   static constexpr int kTiles = Tiles;
+  static constexpr int kRowsPerLane = RowsPerLane;
   float x[Tiles][2][4];  // (fragment tiles, 2 rows or columns, 4 k)
 };
 

@@ -1,8 +1,8 @@
 #pragma once
 //! \file
 //! SimtFragmentLoader: a warp loads its A or B fragments of one 4-deep k-block from a swizzled
-//! shared-memory tile of f32 for the SIMT product (MathSimtF32), with 16-byte shared loads where
-//! the tile is K-contiguous.
+//! shared-memory tile of f32 for the SIMT product (MathSimtF32), in 16-byte shared loads where
+//! the tile is K-contiguous and 8-byte ones where it is MN-contiguous.
 
 #include <type_traits>
 
@@ -22,11 +22,13 @@ namespace tilepipe {
 //! \tparam WarpMN  this warp's extent along M or N, a multiple of 16 that divides TileMN
 //!
 //! Each lane loads the rows of A (columns of B) of its accumulators (warp/fragments.cuh), 4 k at a
-//! time: one 16-byte load per row where the tile is K-contiguous, 8-byte loads of two columns of
-//! an MN-contiguous B, single elements of an MN-contiguous A (layout/simt_fragment_map.cuh; all
-//! free of bank conflicts). The fragment is `SimtFragment<WarpMN / 16>` for A,
-//! `SimtFragment<WarpMN / 8>` for B. One `load` fills it for k-block `k_block` (k in
-//! `[4 k_block, 4 k_block + 4)`).
+//! time: one 16-byte load per row where the tile is K-contiguous; where it is MN-contiguous,
+//! 8-byte loads of two adjacent columns of B (2t, 2t + 1) or rows of A. A lane's rows of an
+//! M-contiguous A are not mma.sync's but `kRowsPerLane` = 2 adjacent ones
+//! (layout/simt_fragment_map.cuh; all loads free of bank conflicts): its fragment, whose type says
+//! so, feeds only the SimtWarpMma of those rows, which restores mma.sync's layout in `finish`. The
+//! fragment is `SimtFragment<WarpMN / 16, kRowsPerLane>` for A, `SimtFragment<WarpMN / 8>` for B.
+//! One `load` fills it for k-block `k_block` (k in `[4 k_block, 4 k_block + 4)`).
 //!
 //! \code
 //! using LoadA = tilepipe::SimtFragmentLoader<tilepipe::Operand::kA,
@@ -59,7 +61,9 @@ class SimtFragmentLoader {
   static constexpr int kVector = Addressing::kVector;
 
  public:
-  using Fragment = SimtFragment<Addressing::kFragments>;
+  //! Rows of A a lane holds adjacent per block (`simt_rows_per_lane`; 1 for B).
+  static constexpr int kRowsPerLane = Addressing::kRowsPerLane;
+  using Fragment = SimtFragment<Addressing::kFragments, kRowsPerLane>;
   static constexpr int kKBlocks = Addressing::kKBlocks;
 
   //! `lane` is the lane index (0..31); `warp_mn0` the warp tile's first row of A (or column of
@@ -85,12 +89,10 @@ class SimtFragmentLoader {
           frag.x[i][h][1] = q.y;
           frag.x[i][h][2] = q.z;
           frag.x[i][h][3] = q.w;
-        } else if constexpr (kVector == 2) {  // both columns of one k
+        } else {  // both MN positions (columns of B, rows of A) of one k
           const float2 q = *reinterpret_cast<const float2*>(tile.data + e);
           frag.x[i][0][kk] = q.x;
           frag.x[i][1][kk] = q.y;
-        } else {
-          frag.x[i][h][kk] = tile.data[e];
         }
       }
     }

@@ -2,6 +2,8 @@
 //! \file
 //! WarpMath: the two warp-scope collectives a math (numeric/math.cuh) runs on, the fragment loader
 //! (shared memory -> registers) and the warp MMA, so that a mainloop names them once for any math.
+//! The MMA is named with the order A is stored in (`OrderA`), which only the SIMT product's
+//! accumulator rows depend on (SimtWarpMma: M-contiguous A in rows of its own until `finish`).
 
 #include "../layout/tile_shape.cuh"
 #include "../numeric/math.cuh"
@@ -24,7 +26,7 @@ struct WarpMath {
                 "__half and __nv_bfloat16 inputs run on the tensor cores (MathDefault)");
   template <Operand Op, SmemOrder Order, int TileMN, int TileK, int WarpMN>
   using FragmentLoader = tilepipe::FragmentLoader<Element, Op, Order, TileMN, TileK, WarpMN>;
-  template <int WarpM, int WarpN>
+  template <int WarpM, int WarpN, SmemOrder OrderA>
   using Mma = WarpMma<Element, WarpM, WarpN, Math>;
 };
 
@@ -33,18 +35,19 @@ template <>
 struct WarpMath<float, MathTF32> {
   template <Operand Op, SmemOrder Order, int TileMN, int TileK, int WarpMN>
   using FragmentLoader = Tf32FragmentLoader<Op, Order, TileMN, TileK, WarpMN>;
-  template <int WarpM, int WarpN>
+  template <int WarpM, int WarpN, SmemOrder OrderA>
   using Mma = WarpMma<float, WarpM, WarpN, MathTF32>;
 };
 
-//! MathSimtF32: f32 shared loads, 16-byte where K-contiguous (SimtFragmentLoader), and FFMA on
-//! the CUDA cores into mma.sync's accumulator layout (SimtWarpMma).
+//! MathSimtF32: f32 shared loads of 16 or 8 bytes (SimtFragmentLoader), and FFMA on the CUDA
+//! cores into mma.sync's accumulator layout (SimtWarpMma; for an M-contiguous A, once `finish`
+//! has run).
 template <>
 struct WarpMath<float, MathSimtF32> {
   template <Operand Op, SmemOrder Order, int TileMN, int TileK, int WarpMN>
   using FragmentLoader = SimtFragmentLoader<Op, Order, TileMN, TileK, WarpMN>;
-  template <int WarpM, int WarpN>
-  using Mma = SimtWarpMma<WarpM, WarpN>;
+  template <int WarpM, int WarpN, SmemOrder OrderA>
+  using Mma = SimtWarpMma<WarpM, WarpN, simt_rows_per_lane(Operand::kA, OrderA)>;
 };
 
 }  // namespace tilepipe

@@ -52,6 +52,14 @@ struct WarpMma {
   using Accumulators = AccumulatorsFor<WarpM, WarpN, Math>;  // f32, or f16 with MathF16Accumulate
   static constexpr int kMmas = Accumulators::kTilesM * Accumulators::kTilesN;
   static constexpr int kK = Math::kKBlock;  //!< k depth of one call
+  //! The accumulators operator() updates, from `start` (before the first k-block, from
+  //! `Accumulators`) to `finish` (after the last, back to `Accumulators`): here mma.sync's own, and
+  //! both do nothing. Every warp MMA has the three, so that a mainloop calls them for every math;
+  //! one whose working layout differs (a layout the epilogue must not see) makes it a type of its
+  //! own.
+  using WorkingAccumulators = Accumulators;
+  TILEPIPE_DEVICE static Accumulators start(const Accumulators& acc, int /*lane*/) { return acc; }
+  TILEPIPE_DEVICE static Accumulators finish(const Accumulators& acc, int /*lane*/) { return acc; }
 
   //! acc += a * b (one k-block).
   TILEPIPE_DEVICE void operator()(Accumulators& acc, const FragmentA& a, const FragmentB& b) const {
