@@ -112,7 +112,9 @@ void check_tile(bool expect_splits) {
             ASSERT_LT(k, 8 * kb + 8);
             covered.insert((mn - w) * 8 + k - 8 * kb);
             banks.insert(e % 32);
-            if (Addr::kSplits) ASSERT_EQ(Addr::split_element(Addr::element(lane, w, 0, 0, r), i, kb), e);
+            if (Addr::kSplits) {
+              ASSERT_EQ(Addr::split_element(Addr::element(lane, w, 0, 0, r), i, kb), e);
+            }
           }
           EXPECT_EQ(banks.size(), 32u) << "bank conflict: warp at " << w << ", fragment " << i
                                        << ", k-block " << kb << ", register " << r;
