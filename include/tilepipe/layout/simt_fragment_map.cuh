@@ -33,7 +33,7 @@
 //!
 //! Why 2 rows per lane and not 4 (one 16-byte load per k for rows 4x .. 4x + 3 of each 32 rows,
 //! as many loads as a K-contiguous A), measured with nvcc 13.0 on the f32 default tile (128 x 128
-//! x 32, 64 x 32 warps, 3 stages; docs/performance-log.md, entry 29): per k-tile of the interior
+//! x 32, 64 x 32 warps, 3 stages; docs/performance-log.md, entry 30): per k-tile of the interior
 //! main loop on sm_80, R = 4 would issue 128 LDS.128 and 2,282 instructions, R = 2 issues 128
 //! LDS.64 + 64 LDS.128 and 2,346 (before either: 256 LDS + 64 LDS.128, 2,474), but with R = 4
 //! ptxas spills 272 bytes (sm_80) and 184 bytes (sm_90a) of accumulators in the edge blocks'
