@@ -6,6 +6,11 @@
 //! swizzled, so the writes are free of bank conflicts), and one thread hands each chunk to the
 //! copy engine, which writes it to D while the warpgroup converts the next chunk and then goes
 //! on to its next tile's MMAs: the tensor cores wait only for the conversion, not for D's writes.
+//! A tile of more than two chunks needs a buffer again soon after its store was issued: `begin`
+//! converts the tile, stages its first chunks and keeps the last ones (32 registers' worth) in
+//! registers, and `drain` stages those once the kernel has its next tile's first wgmmas in flight
+//! (GemmKernelSm90), so that the waits for a free buffer overlap the tensor cores' work
+//! (performance log, entry 31); `store` is the two at once.
 //! That is row-major D with `beta == 0`; column-major D, `beta != 0` (C is read directly from
 //! global memory) and the tiles named below are written straight from the registers.
 //! TMA clips the tiles on D's edges, except that it writes the last 16 bytes of a line whole:
@@ -17,6 +22,7 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "../arch/tma.cuh"
 #include "../detail/macros.cuh"
@@ -41,6 +47,18 @@ class WarpgroupEpilogue {
   //! Elements of D in one 128-byte line of a chunk (along D's contiguous dimension).
   static constexpr int kLine = 128 / kBytes;
   static constexpr int kChunkBytes = 64 * 128;  // 64 lines: TMA's box is (kLine, 64)
+  static constexpr int kChunks = kN / kLine;
+  //! Element pairs (one shared store each) per thread and chunk: 16, one register each for 16-bit
+  //! D, two for float.
+  static constexpr int kPairsPerChunk = kLine / 4;
+  //! The chunks `begin` keeps for `drain`: the last ones, in at most kHeldRegisters registers
+  //! per thread beside the next tile's accumulators.
+  static constexpr int kHeldRegisters = 32;
+  static constexpr int kRegistersPerChunk = kPairsPerChunk * 2 * kBytes / 4;
+  static constexpr int kHeldChunks = kChunks < kHeldRegisters / kRegistersPerChunk
+                                         ? kChunks
+                                         : kHeldRegisters / kRegistersPerChunk;
+  static constexpr int kFirstHeld = kChunks - kHeldChunks;
 
  public:
   struct Params {
@@ -104,6 +122,16 @@ class WarpgroupEpilogue {
   //! outside the `m x n` problem are neither read nor written. Returns once the tile is in shared
   //! memory and handed to the copy engine; `finish` waits for the writes.
   TILEPIPE_DEVICE void store(const Accumulators& acc, const Params& p, int m0, int n0, int batch) {
+    begin(acc, p, m0, n0, batch);
+    drain(p);
+  }
+
+  //! `store`'s first half: hands the tile's first chunks to the copy engine and keeps the rest
+  //! converted in registers, so that `acc` may be overwritten once this returns. `drain` must
+  //! follow before the next `begin` or `finish`; a kernel calls it while the wgmmas of its next
+  //! tile run (WarpSpecializedMainloop::consume's hook).
+  TILEPIPE_DEVICE void begin(const Accumulators& acc, const Params& p, int m0, int n0, int batch) {
+    held_ = false;
     const EpilogueParams<ElementD, OutputOp>& o = p.out;
     if (m0 >= o.m) return;  // the whole warpgroup's rows are past M (uniform in the warpgroup)
     const ElementD* c = o.beta != 0.0f ? o.c + batch * p.batch_stride_c : nullptr;
@@ -121,8 +149,32 @@ class WarpgroupEpilogue {
     run(acc, p, m0, n0, batch);
   }
 
-  //! Waits until every store this warpgroup handed over has been written (before the block
-  //! exits: its shared memory must outlive the copies).
+  //! `store`'s second half: stages and hands over the chunks that `begin` kept, if any.
+  TILEPIPE_DEVICE void drain(const Params& p) {
+    if constexpr (kHeldChunks > 0) {
+      if (!held_) return;
+      held_ = false;
+      TILEPIPE_UNROLL
+      for (int h = 0; h < kHeldChunks; ++h) {
+        const int q = kFirstHeld + h;
+        acquire<1>();  // this buffer's last store, two chunks back
+        unsigned char* buffer = s_.chunk[next_];
+        TILEPIPE_UNROLL
+        for (int j = 0; j < kPairsPerChunk; ++j) {
+          const int i = q * kLine / 2 + 2 * j;
+          const int r = Accumulators::row_of(thread_, i);
+          const int col = Accumulators::col_of(thread_, i);
+          *reinterpret_cast<Word*>(buffer + offset_of(r, col - q * kLine)) = kept_[h * kPairsPerChunk + j];
+        }
+        publish(p, buffer, held_n0_ + q * kLine, held_m0_, held_batch_);
+      }
+    } else {
+      (void)p;
+    }
+  }
+
+  //! Waits until every store this warpgroup handed over has been written (after the last
+  //! `drain`, before the block exits: its shared memory must outlive the copies).
   TILEPIPE_DEVICE void finish() const {
     if (thread_ == 0) arch::tma_store_wait<0>();
   }
@@ -158,28 +210,42 @@ class WarpgroupEpilogue {
   struct alignas(2 * sizeof(ElementD)) Pair {
     ElementD v[2];
   };
+  // A pair's bits, as `drain` keeps them: whole registers, not 16-bit halves to join again.
+  using Word = std::conditional_t<sizeof(Pair) == 4, std::uint32_t, uint2>;
 
+  // The staged path: chunk q is all 64 rows, columns q * kLine ..; registers {4j, 4j+1} are
+  // columns (c, c+1) of row r, {4j+2, 4j+3} the same of row r + 8, and a pair is one store.
+  // Chunks from kFirstHeld on are converted into `kept_` for `drain`.
   TILEPIPE_DEVICE void run(const Accumulators& acc, const Params& p, int m0, int n0, int batch) {
     const EpilogueParams<ElementD, OutputOp>& o = p.out;
     const float alpha = o.alpha;
     const OutputOp op = o.op;
     const int last_row = o.m - 1, last_col = o.n - 1;
-    // Registers {4j, 4j+1} are columns (c, c+1) of row r, {4j+2, 4j+3} the same of row r + 8.
-    // Chunk q: all 64 rows, columns q * kLine ..; a pair of registers is one store.
     TILEPIPE_UNROLL
-    for (int q = 0; q < kN / kLine; ++q) {
+    for (int q = 0; q < kChunks; ++q) {
+      // Both buffers' last stores are the previous tile's, long since issued; after them, the
+      // chunk two back.
+      if (q == 0 && q < kFirstHeld) acquire<0>();
+      else if (q >= 2 && q < kFirstHeld) acquire<1>();
       unsigned char* buffer = s_.chunk[next_];
       TILEPIPE_UNROLL
-      for (int j = 0; j < kLine / 2; j += 2) {
-        const int i = q * kLine / 2 + j;
+      for (int j = 0; j < kPairsPerChunk; ++j) {
+        const int i = q * kLine / 2 + 2 * j;
         const int r = Accumulators::row_of(thread_, i);
         const int col = Accumulators::col_of(thread_, i);
         Pair v;
         v.v[0] = staged_value(acc.x[i], alpha, op, m0 + r, n0 + col, last_row, last_col);
         v.v[1] = staged_value(acc.x[i + 1], alpha, op, m0 + r, n0 + col + 1, last_row, last_col);
-        *reinterpret_cast<Pair*>(buffer + offset_of(r, col - q * kLine)) = v;
+        if (q < kFirstHeld) *reinterpret_cast<Pair*>(buffer + offset_of(r, col - q * kLine)) = v;
+        else kept_[(q - kFirstHeld) * kPairsPerChunk + j] = *reinterpret_cast<const Word*>(&v);
       }
-      publish(p, buffer, n0 + q * kLine, m0, batch);
+      if (q < kFirstHeld) publish(p, buffer, n0 + q * kLine, m0, batch);
+    }
+    if constexpr (kHeldChunks > 0) {
+      held_ = true;
+      held_m0_ = m0;
+      held_n0_ = n0;
+      held_batch_ = batch;
     }
   }
 
@@ -210,12 +276,18 @@ class WarpgroupEpilogue {
     }
   }
 
+  // Makes the buffer the next chunk goes to writable: thread 0 waits until at most `Pending` of
+  // its stores are still reading shared memory, and the barrier tells the warpgroup.
+  template <int Pending>
+  TILEPIPE_DEVICE void acquire() const {
+    if (thread_ == 0) arch::tma_store_wait_read<Pending>();
+    arch::named_barrier_sync(barrier_, 128);
+  }
+
   // Hands the chunk in `buffer` to the copy engine, to `(c0, c1, batch)` of D's map, and flips
-  // to the other buffer. Thread 0 first waits until the previous chunk's store has read the
-  // other buffer, which the next chunk overwrites.
+  // to the other buffer.
   TILEPIPE_DEVICE void publish(const Params& p, unsigned char* buffer, int c0, int c1, int batch) {
     arch::fence_proxy_async_shared();
-    if (thread_ == 0) arch::tma_store_wait_read<0>();
     arch::named_barrier_sync(barrier_, 128);
     if (thread_ == 0) {
       arch::tma_store(&p.d, buffer, c0, c1, batch);
@@ -232,6 +304,10 @@ class WarpgroupEpilogue {
   int barrier_;
   int thread_;
   int next_ = 0;  // the buffer the next chunk goes to
+  // What `begin` kept for `drain`: the last chunks' pairs and the tile's place.
+  bool held_ = false;
+  Word kept_[kHeldChunks > 0 ? kHeldChunks * kPairsPerChunk : 1];
+  int held_m0_ = 0, held_n0_ = 0, held_batch_ = 0;
 };
 
 }  // namespace tilepipe

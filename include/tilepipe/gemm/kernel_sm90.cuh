@@ -123,12 +123,15 @@ struct GemmKernelSm90 {
       } else {
         for (long long item = first; item < work.items(); item += step) {
           const WorkTile t = work.tile_of(item);
-          mainloop.consume(acc, state, consumer, k_tiles);
+          // The previous tile's last chunks go to shared memory while this tile's first wgmmas
+          // run: the tensor cores wait only for the first chunks (log entry 31).
+          mainloop.consume(acc, state, consumer, k_tiles, [&] { epilogue.drain(p.epilogue); });
           // A block of a cluster whose tile lies past M still loads and multiplies (its peers
           // need its part of B); the epilogue writes nothing there.
-          epilogue.store(acc, p.epilogue, (t.m * kClusterM + rank) * Tile::kM + 64 * consumer,
+          epilogue.begin(acc, p.epilogue, (t.m * kClusterM + rank) * Tile::kM + 64 * consumer,
                          t.n * Tile::kN, t.batch);
         }
+        epilogue.drain(p.epilogue);
       }
       epilogue.finish();
     }

@@ -157,8 +157,21 @@ class WarpSpecializedMainloop {
   //! flight while the next k-tile's are issued; a slot is released once the wgmmas reading it
   //! have completed.
   TILEPIPE_DEVICE void consume(Accumulators& acc, State& state, int rows, int k_tiles) {
+    consume(acc, state, rows, k_tiles, [] {});
+  }
+
+  //! The same, calling `while_in_flight()` (the whole warpgroup) once the first two k-tiles'
+  //! wgmmas are issued (the first one's where there is one k-tile; at once where there is none),
+  //! before waiting for them: work of the previous tile, such as the rest of its epilogue
+  //! (WarpgroupEpilogue::drain), then overlaps the tensor cores'. It must not touch `acc`.
+  template <class Hook>
+  TILEPIPE_DEVICE void consume(Accumulators& acc, State& state, int rows, int k_tiles,
+                               Hook&& while_in_flight) {
     acc.clear();
-    if (k_tiles <= 0) return;
+    if (k_tiles <= 0) {
+      while_in_flight();
+      return;
+    }
     const int a_offset = rows * 64 * kTileK;
     const bool releases = threadIdx.x % 32 == 0;  // one arrival per warp
 
@@ -168,10 +181,12 @@ class WarpSpecializedMainloop {
     Mma::issue(acc, s_.a[state.index()] + a_offset, s_.b[state.index()]);
     State in_flight = state;
     state.advance();
+    if (k_tiles == 1) while_in_flight();
     for (int kt = 1; kt < k_tiles; ++kt) {
       ring_.consumer_wait(state);
       trace::record(trace::Event::kWaitDone, traced + 1);
       Mma::issue(acc, s_.a[state.index()] + a_offset, s_.b[state.index()]);
+      if (kt == 1) while_in_flight();
       // The previous k-tile's group has completed: its slot may be refilled.
       arch::wgmma_wait_group<1>();
       trace::record(trace::Event::kMmaDone, traced);
