@@ -44,6 +44,7 @@ const GemmCase kOddShapes[] = {
     {65, 255, 63, Layout::kColumnMajor, 0.5f, -1.0f},
     {300, 200, 5},
     {1000, 3000, 200, Layout::kRowMajor, 1.0f, 0.0f},
+    {520, 770, 70, Layout::kRowMajor, 0.5f, 0.0f},  // the staged epilogue's path for alpha != 1
     {129, 1100, 1029, Layout::kColumnMajor, 1.0f, 2.0f},
 };
 
