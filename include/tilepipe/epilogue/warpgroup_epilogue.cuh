@@ -160,12 +160,8 @@ class WarpgroupEpilogue {
         acquire<1>();  // this buffer's last store, two chunks back
         unsigned char* buffer = s_.chunk[next_];
         TILEPIPE_UNROLL
-        for (int j = 0; j < kPairsPerChunk; ++j) {
-          const int i = q * kLine / 2 + 2 * j;
-          const int r = Accumulators::row_of(thread_, i);
-          const int col = Accumulators::col_of(thread_, i);
-          *reinterpret_cast<Word*>(buffer + offset_of(r, col - q * kLine)) = kept_[h * kPairsPerChunk + j];
-        }
+        for (int j = 0; j < kPairsPerChunk; ++j)
+          *reinterpret_cast<Word*>(buffer + place(q, j).offset) = kept_[h * kPairsPerChunk + j];
         publish(p, buffer, held_n0_ + q * kLine, held_m0_, held_batch_);
       }
     } else {
@@ -215,6 +211,17 @@ class WarpgroupEpilogue {
   // A pair's bits, as `drain` keeps them: whole registers, not 16-bit halves to join again.
   using Word = std::conditional_t<sizeof(Pair) == 4, std::uint32_t, uint2>;
 
+  // Pair j of this thread in chunk q: its first register, its row and column in the 64 x N
+  // tile, and its byte offset in the chunk's buffer.
+  struct PairPlace {
+    int i, row, col, offset;
+  };
+  TILEPIPE_DEVICE PairPlace place(int q, int j) const {
+    const int i = q * kLine / 2 + 2 * j;
+    const int row = Accumulators::row_of(thread_, i), col = Accumulators::col_of(thread_, i);
+    return {i, row, col, offset_of(row, col - q * kLine)};
+  }
+
   // The staged path: chunk q is all 64 rows, columns q * kLine ..; registers {4j, 4j+1} are
   // columns (c, c+1) of row r, {4j+2, 4j+3} the same of row r + 8, and a pair is one store.
   // Chunks from kFirstHeld on are converted into `kept_` for `drain`.
@@ -241,13 +248,12 @@ class WarpgroupEpilogue {
       unsigned char* buffer = s_.chunk[next_];
       TILEPIPE_UNROLL
       for (int j = 0; j < kPairsPerChunk; ++j) {
-        const int i = q * kLine / 2 + 2 * j;
-        const int r = Accumulators::row_of(thread_, i);
-        const int col = Accumulators::col_of(thread_, i);
+        const PairPlace at = place(q, j);
         Pair v;
-        v.v[0] = staged_value<kScale>(acc.x[i], alpha, op, m0 + r, n0 + col, last_row, last_col);
-        v.v[1] = staged_value<kScale>(acc.x[i + 1], alpha, op, m0 + r, n0 + col + 1, last_row, last_col);
-        if (q < kFirstHeld) *reinterpret_cast<Pair*>(buffer + offset_of(r, col - q * kLine)) = v;
+        v.v[0] = staged_value<kScale>(acc.x[at.i], alpha, op, m0 + at.row, n0 + at.col, last_row, last_col);
+        v.v[1] = staged_value<kScale>(acc.x[at.i + 1], alpha, op, m0 + at.row, n0 + at.col + 1,
+                                      last_row, last_col);
+        if (q < kFirstHeld) *reinterpret_cast<Pair*>(buffer + at.offset) = v;
         else kept_[(q - kFirstHeld) * kPairsPerChunk + j] = *reinterpret_cast<const Word*>(&v);
       }
       if (q < kFirstHeld) publish(p, buffer, n0 + q * kLine, m0, batch);
