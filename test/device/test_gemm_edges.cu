@@ -514,6 +514,80 @@ TEST(GemmEdges, StreamKDefaultTile) {
   for (const StreamKCase& c : cases) run_stream_k_case<StreamKDefault, float>(c);
 }
 
+// ---- Edge tiles moved back inside D ---------------------------------------------------------
+
+namespace {
+
+// D = A * B - 2 C in place (C is D) on 64 x 64 tiles whose last tile row and column move back
+// inside D (tile_origin: 200 rows and 120 columns leave 56 and 8 over, multiples of 8), so that
+// each moved tile computes rows or columns of the tile before it again. Were those stored again,
+// the in-place update would apply -2 C twice there: every element of D is checked exactly against
+// the CPU, and the gaps between D's lines and guards on both sides must keep their values.
+// `configure` sets the path (split-K slices, stream-K blocks).
+template <class Gemm, class Configure>
+void run_moved_tiles_in_place(Layout layout_cd, Configure configure) {
+  constexpr int M = 200, N = 120, K = 136;
+  constexpr std::int64_t kGuard = 64;
+  const bool row_cd = layout_cd == Layout::kRowMajor;
+  const std::int64_t ldd = (row_cd ? N : M) + 8;
+  const std::int64_t size_d = ldd * (row_cd ? M : N);
+  tptest::DeviceBuffer<__half> a(std::int64_t(M) * K), b(std::int64_t(N) * K), d(size_d + 2 * kGuard);
+  ASSERT_TRUE(a.ok() && b.ok() && d.ok());
+  TP_CUDA_ASSERT(tptest::fill(tptest::DType::kF16, a.get(), std::int64_t(M) * K, 81, 2));
+  TP_CUDA_ASSERT(tptest::fill(tptest::DType::kF16, b.get(), std::int64_t(N) * K, 82, 2));
+  TP_CUDA_ASSERT(tptest::fill(tptest::DType::kF16, d.get(), size_d + 2 * kGuard, 83, 3));
+  typename Gemm::Arguments g;
+  g.m = M; g.n = N; g.k = K;
+  g.a = a.get(); g.lda = K; g.b = b.get(); g.ldb = K;
+  g.c = d.get() + kGuard; g.ldc = ldd; g.d = d.get() + kGuard; g.ldd = ldd;
+  g.layout_cd = layout_cd;
+  g.alpha = 1.0f; g.beta = -2.0f;
+  configure(g);
+  tptest::DeviceBuffer<unsigned char> ws(Gemm::workspace_size(g) + 16);
+  ASSERT_TRUE(ws.ok());
+  TP_CUDA_ASSERT(ws.poison());
+  g.workspace = ws.get();
+  g.workspace_bytes = Gemm::workspace_size(g);
+  const Status s = Gemm::run(g);
+  ASSERT_TRUE(s.ok()) << s.message();
+  TP_CUDA_ASSERT_LAUNCH();
+  std::vector<__half> hd;
+  TP_CUDA_ASSERT(d.download(hd));
+  std::vector<bool> in_d(hd.size(), false);
+  int bad = 0;
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      const std::int64_t at = kGuard + tptest::at(layout_cd, ldd, i, j);
+      in_d[at] = true;
+      double acc = 0;
+      for (int kk = 0; kk < K; ++kk)
+        acc += double(tptest::hash_value(81, std::int64_t(i) * K + kk, 2)) *
+               tptest::hash_value(82, std::int64_t(j) * K + kk, 2);
+      const double want = acc - 2.0 * tptest::hash_value(83, at, 3);
+      const float got = __half2float(hd[at]);
+      if (got != float(want) && ++bad <= 5) ADD_FAILURE() << "D(" << i << ", " << j << ") = " << got << ", want " << want;
+    }
+  for (std::size_t e = 0; e < hd.size(); ++e) {
+    const float kept = tptest::hash_value(83, e, 3);
+    if (!in_d[e] && __half2float(hd[e]) != kept && ++bad <= 5)
+      ADD_FAILURE() << "element " << e << " of D's buffer (guards, gaps between lines) was written";
+  }
+  EXPECT_EQ(bad, 0);
+}
+
+}  // namespace
+
+// The ordinary kernel, split-K through the workspace or a cluster, and stream-K: each stores a
+// moved edge tile's own rows and columns only.
+TEST(GemmEdges, MovedEdgeTilesStoreOnlyTheirOwnElements) {
+  for (Layout layout_cd : {Layout::kRowMajor, Layout::kColumnMajor}) {
+    SCOPED_TRACE(layout_cd == Layout::kRowMajor ? "row-major D" : "column-major D");
+    run_moved_tiles_in_place<SplitKSmall>(layout_cd, [](auto&) {});
+    run_moved_tiles_in_place<SplitKSmall>(layout_cd, [](auto& g) { g.split_k = 2; });
+    run_moved_tiles_in_place<StreamKSmall>(layout_cd, [](auto& g) { g.stream_k = 7; });
+  }
+}
+
 // Stream-K's argument errors reach run(): nothing is launched, nothing written.
 TEST(GemmEdges, StreamKBadWorkspaceIsRefused) {
   constexpr int M = 100, N = 80, K = 640;

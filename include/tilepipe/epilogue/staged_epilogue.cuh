@@ -95,37 +95,48 @@ class StagedEpilogue {
   };
 
   using Params = EpilogueParams<ElementD, OutputOp>;
+  using Element = ElementD;  //!< C's and D's
 
   TILEPIPE_DEVICE StagedEpilogue(SharedStorage& storage, int thread)
       : storage_(storage), thread_(thread) {}
 
-  //! Writes the block's tile at `(block_m0, block_n0)`. The calling warp's accumulators cover
-  //! the warp tile at `(warp_m0, warp_n0)` of the block tile. All threads of the block call it,
-  //! after the shared memory the storage overlaps (the mainloop's) is no longer in use.
+  //! Writes the block's tile at `(block_m0, block_n0)`, but not its first `skip_m` rows and
+  //! `skip_n` columns: those of the tile before it, where GemmKernel moved an edge tile back
+  //! inside D (tile_origin), multiples of 16 bytes of D along its contiguous dimension. The
+  //! calling warp's accumulators cover the warp tile at `(warp_m0, warp_n0)` of the block tile.
+  //! All threads of the block call it, after the shared memory the storage overlaps (the
+  //! mainloop's) is no longer in use.
   TILEPIPE_DEVICE void operator()(const Accumulators& acc, const Params& p, int block_m0,
-                                  int block_n0, int warp_m0, int warp_n0) {
+                                  int block_n0, int warp_m0, int warp_n0, int skip_m = 0,
+                                  int skip_n = 0) {
     // One instantiation per layout and per use of C, so that the store loop's shape, strides and
     // vector count are compile-time constants.
+    const Origin at{block_m0, block_n0, skip_m, skip_n};
     if (p.layout == Layout::kRowMajor) {
-      if (p.beta != 0.0f) run<true, true>(acc, p, block_m0, block_n0, warp_m0, warp_n0);
-      else run<true, false>(acc, p, block_m0, block_n0, warp_m0, warp_n0);
+      if (p.beta != 0.0f) run<true, true>(acc, p, at, warp_m0, warp_n0);
+      else run<true, false>(acc, p, at, warp_m0, warp_n0);
     } else {
-      if (p.beta != 0.0f) run<false, true>(acc, p, block_m0, block_n0, warp_m0, warp_n0);
-      else run<false, false>(acc, p, block_m0, block_n0, warp_m0, warp_n0);
+      if (p.beta != 0.0f) run<false, true>(acc, p, at, warp_m0, warp_n0);
+      else run<false, false>(acc, p, at, warp_m0, warp_n0);
     }
   }
 
  private:
+  // The block tile's first element in D and the rows and columns of it not to store.
+  struct Origin {
+    int m0, n0, skip_m, skip_n;
+  };
+
   template <bool kRowMajor, bool kBeta>
-  TILEPIPE_DEVICE void run(const Accumulators& acc, const Params& p, int block_m0, int block_n0,
-                           int warp_m0, int warp_n0) {
+  TILEPIPE_DEVICE void run(const Accumulators& acc, const Params& p, const Origin& at, int warp_m0,
+                           int warp_n0) {
     TILEPIPE_UNROLL
     for (int pass = 0; pass < kPasses; ++pass) {
       const int slab_m0 = pass * kPassM;  // first row of the slab within the block tile
       if (pass > 0) __syncthreads();      // the previous slab has been stored
       if (warp_m0 / kPassM == pass) stage<kRowMajor>(acc, p.alpha, warp_m0 - slab_m0, warp_n0);
       __syncthreads();
-      store_slab<kRowMajor, kBeta>(p, block_m0 + slab_m0, block_n0);
+      store_slab<kRowMajor, kBeta>(p, at.m0 + slab_m0, at.n0, at.skip_m - slab_m0, at.skip_n);
     }
   }
 
@@ -157,10 +168,12 @@ class StagedEpilogue {
   }
 
   // The staged slab (rows slab_m0 .. + PassM of D, columns block_n0 .. + TileN) to global memory
-  // in 16-byte vectors along D's contiguous dimension, adding beta * C. "Lines" run along D's
+  // in 16-byte vectors along D's contiguous dimension, adding beta * C, but not its first
+  // `skip_rows` rows and `skip_cols` columns (none where negative). "Lines" run along D's
   // contiguous dimension (rows of a row-major D, columns of a column-major one).
   template <bool kRowMajor, bool kBeta>
-  TILEPIPE_DEVICE void store_slab(const Params& p, int slab_m0, int block_n0) {
+  TILEPIPE_DEVICE void store_slab(const Params& p, int slab_m0, int block_n0, int skip_rows,
+                                  int skip_cols) {
     constexpr int kInner = kRowMajor ? Tile::kN : kPassM;  // elements per line
     constexpr int kLines = kRowMajor ? kPassM : Tile::kN;
     constexpr int kStride = kRowMajor ? kRowMajorStride : kColMajorStride;
@@ -168,6 +181,8 @@ class StagedEpilogue {
     constexpr int kVectors = kLines * kVectorsPerLine;
     const int inner_limit = kRowMajor ? p.n - block_n0 : p.m - slab_m0;
     const int line_limit = kRowMajor ? p.m - slab_m0 : p.n - block_n0;
+    const int inner_begin = kRowMajor ? skip_cols : skip_rows;
+    const int line_begin = kRowMajor ? skip_rows : skip_cols;
     const std::int64_t first = kRowMajor ? slab_m0 * p.ldd + block_n0 : block_n0 * p.ldd + slab_m0;
     const std::int64_t first_c =
         kBeta ? (kRowMajor ? slab_m0 * p.ldc + block_n0 : block_n0 * p.ldc + slab_m0) : 0;
@@ -177,7 +192,7 @@ class StagedEpilogue {
     constexpr bool kRegular =
         !AnyAlignment && kThreads % kVectorsPerLine == 0 && kVectors % kThreads == 0;
     if constexpr (kRegular) {
-      if (inner_limit >= kInner && line_limit >= kLines) {
+      if (inner_limit >= kInner && line_limit >= kLines && inner_begin <= 0 && line_begin <= 0) {
         constexpr int kLinesPerStep = kThreads / kVectorsPerLine;
         const int line = thread_ / kVectorsPerLine;
         const int inner = thread_ % kVectorsPerLine * kVector;
@@ -199,11 +214,12 @@ class StagedEpilogue {
       }
     }
     // Edge slabs (and shapes without a regular assignment, and the AnyAlignment epilogue): every
-    // vector is checked.
+    // vector is checked. A skip along the lines is a whole number of vectors.
     for (int v = thread_; v < kVectors; v += kThreads) {
       const int line = v / kVectorsPerLine;
       const int inner = v % kVectorsPerLine * kVector;
-      if (line >= line_limit || inner >= inner_limit) continue;
+      if (line >= line_limit || inner >= inner_limit || line < line_begin || inner < inner_begin)
+        continue;
       const float* src = storage_.staged + line * kStride + inner;
       ElementD* dst = p.d + first + line * p.ldd + inner;
       const ElementD* c = kBeta ? p.c + first_c + line * p.ldc + inner : nullptr;

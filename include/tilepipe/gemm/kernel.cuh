@@ -87,10 +87,21 @@ struct GemmKernel {
     typename Mainloop::TransformB transform_b;  //!< a MixedInput mainloop's B transform
   };
 
+  //! Where a tile sits (tile_origin): an edge tile moves back inside D, so that the mainloop
+  //! loads it as an inner tile rather than masking every k-tile's copies (log entry 33), by a
+  //! multiple of 16 bytes of the smallest of A's, B's and D's elements. Not with AnyAlignment,
+  //! whose mainloop checks every copy anyway.
+  static constexpr int kMoveGranule =
+      Mainloop::kAnyAlignment ? 0 : move_granule<Element, ElementB, typename Epilogue::Element>();
+  TILEPIPE_HOST_DEVICE static constexpr TileOrigin origin_of(TileCoord tile, int m, int n) {
+    return tile_origin<Tile::kM, Tile::kN, kMoveGranule>(tile, m, n);
+  }
+
   TILEPIPE_DEVICE void operator()(const Params& p, SharedStorage& storage) const {
-    const TileCoord tile = Raster::tile_of(blockIdx.x, p.tiles_m, p.tiles_n);
-    const int block_m0 = tile.m * Tile::kM;
-    const int block_n0 = tile.n * Tile::kN;
+    const TileOrigin at =
+        origin_of(Raster::tile_of(blockIdx.x, p.tiles_m, p.tiles_n), p.epilogue.m, p.epilogue.n);
+    const int block_m0 = at.m0;
+    const int block_n0 = at.n0;  // (the skips follow from these after the mainloop)
     const std::int64_t batch = blockIdx.z;
 
     // This block's slice of K (all of it without kSliceK). Moving A and B to the slice's first k
@@ -120,7 +131,8 @@ struct GemmKernel {
     if constexpr (kReduction == SliceReduction::kWorkspace) ep.d += blockIdx.y * p.slice_stride_d;
     if (ep.beta != 0.0f) ep.c += batch * p.batch_stride_c;
     Epilogue epilogue(storage.epilogue, threadIdx.x);
-    epilogue(acc, ep, block_m0, block_n0, mainloop.warp_m0(), mainloop.warp_n0());
+    epilogue(acc, ep, block_m0, block_n0, mainloop.warp_m0(), mainloop.warp_n0(),
+             skipped_before(block_m0, Tile::kM), skipped_before(block_n0, Tile::kN));
     // Rank 0 arrived once it had read the others' partials; it leaves with them.
     if constexpr (kCluster) arch::cluster_wait();
   }

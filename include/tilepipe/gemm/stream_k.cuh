@@ -25,6 +25,7 @@
 #include "../arch/special_register.cuh"
 #include "../detail/macros.cuh"
 #include "../layout/stream_k_partition.cuh"
+#include "../layout/tile_raster.cuh"
 #include "../layout/tile_scheduler.cuh"
 #include "../layout/tile_shape.cuh"
 #include "../warp/fragments.cuh"
@@ -153,11 +154,12 @@ struct StreamKGemmKernel {
     const std::int64_t a_k0 = Mainloop::kLayoutA == Layout::kRowMajor ? k0 : k0 * p.lda;
     const std::int64_t b_k0 = Mainloop::kLayoutB == Layout::kRowMajor ? k0 * p.ldb : k0;
     const std::int64_t batch = t.batch;
+    const TileOrigin at = origin_of(t, p);
     Mainloop mainloop(storage.mainloop, unit_thread_index());
     acc.clear();
     mainloop(acc, p.a + batch * p.batch_stride_a + a_k0, p.lda,
              p.b + batch * p.batch_stride_b + b_k0, p.ldb, p.epilogue.m, p.epilogue.n, k_end - k0,
-             t.m * Tile::kM, t.n * Tile::kN, 16, 16, typename Mainloop::TransformB{}, k0);
+             at.m0, at.n0, 16, 16, typename Mainloop::TransformB{}, k0);
   }
 
   // D = op(alpha * acc + beta * C) for tile `t`. The mainloop has drained its ring.
@@ -170,7 +172,15 @@ struct StreamKGemmKernel {
     const int thread = unit_thread_index();
     const Mainloop mainloop(storage.mainloop, thread);  // the warp's place in the tile
     Epilogue out(storage.epilogue, thread);
-    out(acc, ep, t.m * Tile::kM, t.n * Tile::kN, mainloop.warp_m0(), mainloop.warp_n0());
+    const TileOrigin at = origin_of(t, p);
+    out(acc, ep, at.m0, at.n0, mainloop.warp_m0(), mainloop.warp_n0(), at.skip_m, at.skip_n);
+  }
+
+  // Where tile `t` sits: an edge tile moves back inside D, as in GemmKernel.
+  TILEPIPE_DEVICE static TileOrigin origin_of(const WorkTile& t, const Params& p) {
+    constexpr int kGranule =
+        Mainloop::kAnyAlignment ? 0 : move_granule<Element, ElementB, typename Epilogue::Element>();
+    return tile_origin<Tile::kM, Tile::kN, kGranule>(TileCoord{t.m, t.n}, p.epilogue.m, p.epilogue.n);
   }
 
   // Rows (m16 tiles) of fragments the fix-up loads at a time.
