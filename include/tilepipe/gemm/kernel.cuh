@@ -88,7 +88,7 @@ struct GemmKernel {
   };
 
   //! Where a tile sits (tile_origin): an edge tile moves back inside D, so that the mainloop
-  //! loads it as an inner tile rather than masking every k-tile's copies (log entry 33), by a
+  //! loads it as an inner tile rather than masking every k-tile's copies (log entry 34), by a
   //! multiple of 16 bytes of the smallest of A's, B's and D's elements. Not with AnyAlignment,
   //! whose mainloop checks every copy anyway.
   static constexpr int kMoveGranule =

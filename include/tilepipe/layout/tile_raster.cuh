@@ -1,11 +1,14 @@
 #pragma once
 //! \file
-//! The order in which thread blocks walk the output tiles.
+//! The order in which thread blocks walk the output tiles, and where each tile sits.
 //!
 //! Blocks with consecutive indices run at about the same time. Walking tiles row by row, a wave
 //! of blocks would read one row of A tiles and every column of B tiles; walking them in groups
 //! of `GroupM` tile rows, column by column inside a group, a wave touches a roughly square patch
 //! of D, so the A and B tiles it reads are shared through L2.
+//!
+//! Where each tile sits (tile_origin): a tile on D's last row or column of tiles moves back to
+//! end on D's edge where it can, so that its loads need no masks.
 
 #include "../detail/macros.cuh"
 
