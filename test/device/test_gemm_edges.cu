@@ -543,11 +543,12 @@ void run_moved_tiles_in_place(Layout layout_cd, Configure configure) {
   g.layout_cd = layout_cd;
   g.alpha = 1.0f; g.beta = -2.0f;
   configure(g);
-  tptest::DeviceBuffer<unsigned char> ws(Gemm::workspace_size(g) + 16);
+  const std::size_t ws_bytes = Gemm::workspace_size(g);
+  tptest::DeviceBuffer<unsigned char> ws(ws_bytes + 16);
   ASSERT_TRUE(ws.ok());
   TP_CUDA_ASSERT(ws.poison());
   g.workspace = ws.get();
-  g.workspace_bytes = Gemm::workspace_size(g);
+  g.workspace_bytes = ws_bytes;
   const Status s = Gemm::run(g);
   ASSERT_TRUE(s.ok()) << s.message();
   TP_CUDA_ASSERT_LAUNCH();

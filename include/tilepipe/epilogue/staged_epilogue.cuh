@@ -13,6 +13,7 @@
 
 #include "../detail/macros.cuh"
 #include "../layout/math.cuh"
+#include "../layout/tile_raster.cuh"
 #include "../layout/tile_shape.cuh"
 #include "../numeric/element_traits.cuh"
 #include "output_ops.cuh"
@@ -111,7 +112,7 @@ class StagedEpilogue {
                                   int skip_n = 0) {
     // One instantiation per layout and per use of C, so that the store loop's shape, strides and
     // vector count are compile-time constants.
-    const Origin at{block_m0, block_n0, skip_m, skip_n};
+    const TileOrigin at{block_m0, block_n0, skip_m, skip_n};
     if (p.layout == Layout::kRowMajor) {
       if (p.beta != 0.0f) run<true, true>(acc, p, at, warp_m0, warp_n0);
       else run<true, false>(acc, p, at, warp_m0, warp_n0);
@@ -122,13 +123,8 @@ class StagedEpilogue {
   }
 
  private:
-  // The block tile's first element in D and the rows and columns of it not to store.
-  struct Origin {
-    int m0, n0, skip_m, skip_n;
-  };
-
   template <bool kRowMajor, bool kBeta>
-  TILEPIPE_DEVICE void run(const Accumulators& acc, const Params& p, const Origin& at, int warp_m0,
+  TILEPIPE_DEVICE void run(const Accumulators& acc, const Params& p, const TileOrigin& at, int warp_m0,
                            int warp_n0) {
     TILEPIPE_UNROLL
     for (int pass = 0; pass < kPasses; ++pass) {
