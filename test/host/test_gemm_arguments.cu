@@ -776,9 +776,10 @@ TEST(GemmArgumentsStreamK, ValidStreamKPasses) {
   EXPECT_EQ(GemmStreamK::workspace_size(a), std::size_t(6) * 256 * 128 * 4 + 2 * 4);
   const Status s = GemmStreamK::check_arguments(a);
   EXPECT_TRUE(s.ok()) << s.message();
-  // More blocks than iterations: the grid shrinks to the 20 iterations.
+  EXPECT_EQ(p.k_chunks, GemmStreamK::kStreamKChunks);
+  // More blocks than iterations: the grid shrinks to the 2 x 4 chunks.
   auto many = a; many.stream_k = 1000;
-  EXPECT_EQ(GemmStreamK::stream_k_partition(many).blocks, 20);
+  EXPECT_EQ(GemmStreamK::stream_k_partition(many).blocks, 2 * GemmStreamK::kStreamKChunks);
   // Batches are more tiles: 3 batches of 2 tiles on 3 blocks divide evenly, so nothing is shared
   // and no workspace is needed.
   auto batched = a; batched.batch_count = 3;

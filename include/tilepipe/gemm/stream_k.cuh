@@ -87,10 +87,23 @@ struct StreamKGemmKernel {
   static_assert(kFragments * 4 * kThreads == Tile::kM * Tile::kN,
                 "StreamKGemmKernel: the block's accumulators must cover its tile exactly once");
 
-  //! The mainloop's ring, reused by the epilogue once the ring has drained.
-  union SharedStorage {
-    typename Mainloop::SharedStorage mainloop;
-    typename Epilogue::SharedStorage epilogue;
+  //! What the fix-up and the epilogue need to know of the unit being computed, worked out before
+  //! the mainloop: rebuilding it after the mainloop (64-bit divisions beside the accumulators)
+  //! makes ptxas spill.
+  struct UnitRecord {
+    long long tile;   //!< the work tile
+    long long slot;        //!< this block's workspace slot for it, when the segment is partial
+    long long first_slot;  //!< the slot of the tile's first segment, when partial
+    int segments;          //!< the tile's segments: 1 when this unit is the whole tile
+  };
+
+  //! The mainloop's ring, reused by the epilogue once the ring has drained, and the unit's record.
+  struct SharedStorage {
+    union {
+      typename Mainloop::SharedStorage mainloop;
+      typename Epilogue::SharedStorage epilogue;
+    };
+    UnitRecord unit;
   };
   static constexpr std::size_t kSharedBytes = sizeof(SharedStorage);
 
@@ -112,15 +125,23 @@ struct StreamKGemmKernel {
     const PersistentTileScheduler<Raster> scheduler(p.tiles_m, p.tiles_n, p.batches);
     // Whole tiles first (block b takes tiles b, b + blocks, ...: the blocks running together
     // work on neighbouring tiles), then this block's stream-K segments. One loop with one
-    // mainloop, and only the unit's index kept across it: the unit's segment is rebuilt from it
-    // after the mainloop, which needs nearly every register.
+    // mainloop, which needs nearly every register: nothing of the unit stays in registers across
+    // it. Thread 0 records what the fix-up needs in shared memory (UnitRecord); the mainloop's
+    // drain (a barrier) publishes it.
     for (int u = 0; u < units(part, unit_block_index()); ++u) {
-      const StreamKSegment seg = unit(part, unit_block_index(), u);
+      const int block = unit_block_index();
+      const StreamKSegment seg = unit(part, block, u);
+      const bool whole = part.whole(seg);
+      const UnitRecord record{seg.tile, whole ? 0 : part.slot(block, seg.tile),
+                              whole ? 0 : part.slot(part.first_block(seg.tile), seg.tile),
+                              whole ? 1 : part.segments(seg.tile)};
+      if (unit_thread_index() == 0) storage.unit = record;  // (a branch around more would be
+                                                            // divergent to ptxas, see fix_up)
       Accumulators acc;
       multiply(p, storage, acc, scheduler.tile_of(seg.tile), seg.k_tile_begin, seg.k_tile_end);
-      const int block = unit_block_index();
-      const StreamKSegment done = unit(part, block, u);
-      if (part.whole(done) || fix_up(p, acc, block, done.tile))
+      const UnitRecord& done = storage.unit;
+      // Warp votes keep the branches uniform to ptxas (see fix_up).
+      if (__all_sync(0xffffffffu, done.segments == 1) || fix_up(p, acc, done))
         epilogue(p, storage, acc, scheduler.tile_of(done.tile));
       __syncthreads();  // the epilogue's staging buffer is the next mainloop's ring
     }
@@ -191,12 +212,13 @@ struct StreamKGemmKernel {
     return reinterpret_cast<float4*>(p.partials + slot * (Tile::kM * Tile::kN)) + threadIdx.x;
   }
 
-  // A partial segment of stream-K tile `tile`: stores `acc` in this block's slot and counts the
-  // block in. Returns true in the block that completes the tile, with `acc` then the sum of the
-  // tile's segments in k order; false in the others (they are done with the tile).
-  TILEPIPE_DEVICE static bool fix_up(const Params& p, Accumulators& acc, int block, long long tile) {
+  // A partial segment of stream-K tile `unit.tile`: stores `acc` in this block's slot and counts
+  // the block in. Returns true in the block that completes the tile, with `acc` then the sum of
+  // the tile's segments in k order; false in the others (they are done with the tile).
+  TILEPIPE_DEVICE static bool fix_up(const Params& p, Accumulators& acc, const UnitRecord& unit) {
     const StreamKPartition& part = p.partition;
-    float4* mine = slot_of(p, part.slot(block, tile));
+    const long long tile = unit.tile;
+    float4* mine = slot_of(p, unit.slot);
     TILEPIPE_UNROLL
     for (int mi = 0; mi < Accumulators::kTilesM; ++mi) {
       TILEPIPE_UNROLL
@@ -204,25 +226,28 @@ struct StreamKGemmKernel {
         __stcg(mine + (mi * Accumulators::kTilesN + ni) * kThreads,
                make_float4(acc.get(mi, ni, 0), acc.get(mi, ni, 1), acc.get(mi, ni, 2), acc.get(mi, ni, 3)));
     }
-    // Every thread's partial is visible to the whole GPU before thread 0 counts the block in
-    // (release); the block that completes the count reads the others' partials only after the
-    // count (acquire, then a fence in every thread past the barrier that shares the result).
-    __threadfence();
+    // The barrier orders every thread's stores before thread 0's count (a release at device
+    // scope), so they are visible to whichever block's count (an acquire) completes the tile;
+    // there, the barrier that shares the result orders the acquire before every thread's loads.
+    // One fence in one thread per block: a __threadfence in all of them cost ~2.5 us per
+    // segment on an H100 (performance-log entry 35).
     __syncthreads();
-    const int segments = part.segments(tile);
+    const int segments = unit.segments;
     bool last = false;
     if (threadIdx.x == 0) {
       cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device> counter(p.counters[tile - part.dp_tiles]);
       last = counter.fetch_add(1u, cuda::memory_order_acq_rel) + 1u == static_cast<std::uint32_t>(segments);
     }
-    if (!__syncthreads_or(last)) return false;
-    __threadfence();
+    // The warp vote adds nothing but tells ptxas that the branch is uniform. Without it, ptxas
+    // takes the persistent loop for divergent and moves the mainloop's k-tile bookkeeping from
+    // the uniform datapath to the vector one: 16 more instructions per k-tile and every k-tile
+    // 15-20% slower (performance-log entry 35).
+    if (!__any_sync(0xffffffffu, __syncthreads_or(last))) return false;
 
     // acc = ((s_0 + s_1) + s_2) + ...: the same additions in the same order in whichever block
     // completes the tile. The loads bypass L1 (__ldcg): the other blocks wrote through L2.
-    const int first = part.first_block(tile);
     for (int s = 0; s < segments; ++s) {
-      const float4* src = slot_of(p, part.slot(first + s, tile));
+      const float4* src = slot_of(p, StreamKPartition::segment_slot(unit.first_slot, s));
       TILEPIPE_UNROLL
       for (int mi = 0; mi < Accumulators::kTilesM; ++mi) {
         TILEPIPE_UNROLL
