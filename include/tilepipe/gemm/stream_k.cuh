@@ -91,7 +91,7 @@ struct StreamKGemmKernel {
   //! the mainloop: rebuilding it after the mainloop (64-bit divisions beside the accumulators)
   //! makes ptxas spill.
   struct UnitRecord {
-    long long tile;   //!< the work tile
+    long long tile;        //!< the work tile
     long long slot;        //!< this block's workspace slot for it, when the segment is partial
     long long first_slot;  //!< the slot of the tile's first segment, when partial
     int segments;          //!< the tile's segments: 1 when this unit is the whole tile
@@ -229,7 +229,7 @@ struct StreamKGemmKernel {
     // The barrier orders every thread's stores before thread 0's count (a release at device
     // scope), so they are visible to whichever block's count (an acquire) completes the tile;
     // there, the barrier that shares the result orders the acquire before every thread's loads.
-    // One fence in one thread per block: a __threadfence in all of them cost ~2.5 us per
+    // One fence in one thread per block: a __threadfence in all of them cost ~0.7 us per partial
     // segment on an H100 (performance-log entry 35).
     __syncthreads();
     const int segments = unit.segments;
@@ -240,8 +240,8 @@ struct StreamKGemmKernel {
     }
     // The warp vote adds nothing but tells ptxas that the branch is uniform. Without it, ptxas
     // takes the persistent loop for divergent and moves the mainloop's k-tile bookkeeping from
-    // the uniform datapath to the vector one: 16 more instructions per k-tile and every k-tile
-    // 15-20% slower (performance-log entry 35).
+    // the uniform datapath to the vector one: 16 more instructions per k-tile (performance-log
+    // entry 35).
     if (!__any_sync(0xffffffffu, __syncthreads_or(last))) return false;
 
     // acc = ((s_0 + s_1) + s_2) + ...: the same additions in the same order in whichever block
