@@ -76,16 +76,32 @@ struct SimtWarpMma {
   //! acc += a * b (one k-block).
   TILEPIPE_DEVICE void operator()(WorkingAccumulators& acc, const FragmentA& a,
                                   const FragmentB& b) const {
-    // k outermost: the (WarpM / 16) x (WarpN / 8) x 4 FFMAs of one k are independent.
+    // k outermost: the (WarpM / 16) x (WarpN / 8) x 4 FFMAs of one k are independent. Their
+    // order steers only ptxas's register allocation, and through it how many FFMAs read two
+    // operands from one register bank and stall at dispatch (performance log, entry 36). Each
+    // fragment kind has the order of the fewest such FFMAs of the 24 tried (nvcc 13.0).
     TILEPIPE_UNROLL
     for (int kk = 0; kk < kK; ++kk) {
       TILEPIPE_UNROLL
       for (int mi = 0; mi < kTilesM; ++mi) {
-        TILEPIPE_UNROLL
-        for (int ni = 0; ni < kTilesN; ++ni) {
+        if constexpr (RowsPerLane == 1) {  // per m16 tile: n8 tile, then its 4 accumulators
           TILEPIPE_UNROLL
-          for (int j = 0; j < 4; ++j)  // the lane's row h = j / 2 of m16 tile mi, column 2t + j % 2
-            acc.x[mi][ni][j] = __fmaf_rn(a.x[mi][j / 2][kk], b.x[ni][j % 2][kk], acc.x[mi][ni][j]);
+          for (int ni = 0; ni < kTilesN; ++ni) {
+            TILEPIPE_UNROLL
+            for (int j = 0; j < 4; ++j)  // the lane's row h = j / 2, column 2t + j % 2
+              acc.x[mi][ni][j] = __fmaf_rn(a.x[mi][j / 2][kk], b.x[ni][j % 2][kk], acc.x[mi][ni][j]);
+          }
+        } else {  // per m16 tile: row h, then every n8 tile's columns of it
+          TILEPIPE_UNROLL
+          for (int h = 0; h < 2; ++h) {
+            TILEPIPE_UNROLL
+            for (int ni = 0; ni < kTilesN; ++ni) {
+              TILEPIPE_UNROLL
+              for (int c = 0; c < 2; ++c)
+                acc.x[mi][ni][2 * h + c] =
+                    __fmaf_rn(a.x[mi][h][kk], b.x[ni][c][kk], acc.x[mi][ni][2 * h + c]);
+            }
+          }
         }
       }
     }
