@@ -24,13 +24,13 @@
 // Method (docs/performance.md says more): inputs uniform in [-1, 1) drawn on the device; enough
 // input sets (A, B, D) that one pass over them covers 3x the L2, used in turn; each configuration is
 // first run once on poisoned output and checked against a cuBLAS f32-output reference (relative
-// Frobenius error < 1e-2, no NaN/Inf); then the configurations of the problem take turns over 4
-// rounds (forward in even rounds, backward in odd ones), each turn 3 warm-up runs and a quarter of
-// the timed runs (20 to 200 in all, about 100 ms of GPU time) launched back to back behind a short
-// spin kernel (so that the launches queue up and the GPU never waits for the host), each bracketed
-// by its own CUDA events; the median of all of a configuration's runs is reported. Taking turns
-// matters on a shared GPU, whose clock can step by ~10% within a run: it moves every
-// configuration of a problem alike. The peak is measured at the start and at the end of the run,
+// Frobenius error < 1e-2, no NaN/Inf); then the configurations of the problem take turns over 8
+// rounds (each round in its own order, shuffled with a seed of the problem's), each turn 3 warm-up
+// runs and an eighth of the timed runs (about 100 ms of GPU time in all, 3 to 200 per turn)
+// launched back to back behind a short spin kernel (so that the launches queue up and the GPU
+// never waits for the host), each bracketed by its own CUDA events; the median of all of a
+// configuration's runs is reported. Taking turns matters on a shared GPU, whose clock can step by
+// ~10% within a run: it moves every configuration of a problem alike. The peak is measured at the start and at the end of the run,
 // and also takes a turn in every round of every problem ("/now": the ratio at the same clock).
 //
 // Exit status: 0 if every result verified, 3 if any did not, 1 on a CUDA/cuBLAS error, 2 on usage.

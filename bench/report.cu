@@ -265,7 +265,7 @@ void write_json(const Results& res, const RunInfo& run) {
   std::fprintf(f,
                "  \"method\": {\"timing\": \"CUDA events around each run; runs launched back to back "
                "behind a spin kernel; the configurations of a problem and the mma.sync peak kernel take turns over %d rounds, "
-               "forward in even rounds and backward in odd ones\", "
+               "each round in its own order, shuffled with a seed of the problem's\", "
                "\"statistic\": \"median\", \"rounds\": %d, \"warmup_runs\": %d, "
                "\"min_runs\": %d, \"max_runs\": %d, \"target_ms\": %s, \"settle_ms\": %s, \"l2_factor\": %s, "
                "\"verify\": \"relative Frobenius error vs cuBLAS f32 output\", "

@@ -15,8 +15,9 @@
 namespace tilepipe_bench {
 
 constexpr int kWarmupRuns = 3;
-// Rounds in which the configurations of one problem take turns (Bench::run_problem).
-constexpr int kRounds = 4;
+// Rounds in which the configurations of one problem take turns, each round in an order of its
+// own (Bench::run_problem).
+constexpr int kRounds = 8;
 
 //! One launch of the configuration being measured on input set `set`; returns "" or an error.
 using Launch = std::function<std::string(int set)>;

@@ -14,8 +14,8 @@ The problems are gemm_bench's: those in BENCH.json (gemm_bench --json) when give
 list gemm_bench makes (--quick and --filter as there). Each is measured as gemm_bench measures
 (docs/performance.md): inputs uniform in [-1, 1), enough input sets that one pass covers 3x the
 L2, used in turn; D poisoned to NaN and checked once against an f32 reference on the same inputs
-(relative Frobenius error < 1e-2, no NaN/Inf); then 4 rounds of 3 warm-up runs and a quarter of
-the timed runs (20 to 200 in all, about 100 ms), queued behind a sleep kernel (longer than
+(relative Frobenius error < 1e-2, no NaN/Inf); then 8 rounds of 3 warm-up runs and an eighth of
+the timed runs (about 100 ms in all, 3 to 200 per round), queued behind a sleep kernel (longer than
 gemm_bench's spin: a launch from Python takes more host time), each between its own pair of CUDA
 events; the median is reported. There is no mma.sync peak kernel in turns
 and no other configuration to take turns with, so compare with gemm_bench's columns knowing that
@@ -42,7 +42,7 @@ MODEL_NK = [(4096, 4096), (14336, 4096), (4096, 14336)]
 MODEL_NK_QUICK = [(4096, 4096)]
 L2_FACTOR = 3.0
 VERIFY_THRESHOLD = 1e-2
-ROUNDS = 4
+ROUNDS = 8
 WARMUP_RUNS = 3
 
 
