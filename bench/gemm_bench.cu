@@ -30,8 +30,9 @@
 // launched back to back behind a short spin kernel (so that the launches queue up and the GPU
 // never waits for the host), each bracketed by its own CUDA events; the median of all of a
 // configuration's runs is reported. Taking turns matters on a shared GPU, whose clock can step by
-// ~10% within a run: it moves every configuration of a problem alike. The peak is measured at the start and at the end of the run,
-// and also takes a turn in every round of every problem ("/now": the ratio at the same clock).
+// ~10% within a run: it moves every configuration of a problem alike. The peak is measured at the
+// start and at the end of the run, and also takes a turn in every round of every problem ("/now":
+// the ratio at the same clock).
 //
 // Exit status: 0 if every result verified, 3 if any did not, 1 on a CUDA/cuBLAS error, 2 on usage.
 //

@@ -78,8 +78,9 @@ struct SimtWarpMma {
                                   const FragmentB& b) const {
     // k outermost: the (WarpM / 16) x (WarpN / 8) x 4 FFMAs of one k are independent. Their
     // order steers only ptxas's register allocation, and through it how many FFMAs read two
-    // operands from one register bank and stall at dispatch (performance log, entry 36). Each
-    // fragment kind has the order of the fewest such FFMAs of the 24 tried (nvcc 13.0).
+    // operands from one register bank and stall at dispatch (performance log, entry 36). With two
+    // rows per lane the order is the one of the 24 tried that counted fewest (nvcc 13.0); with one
+    // row the first order stays, within 5% of the fewest.
     TILEPIPE_UNROLL
     for (int kk = 0; kk < kK; ++kk) {
       TILEPIPE_UNROLL
