@@ -276,7 +276,7 @@ class GemmMultistage {
   //! segments begin at one of 4 places in K, so the blocks that share tiles read A and B at few
   //! distinct k and keep them in L2. On an H100 (performance-log entry 35, 128 x 256 x 64 tile)
   //! 4 chunks ran the stream-K kernel 8% faster than one chunk per k-tile at 4096^3 (DRAM reads
-  //! 328 MB against 490 MB) and 2% faster on 1000 x 3000 x 4104; 8 chunks, 2% faster still on
+  //! 329 MB against 487 MB) and 2% faster on 1000 x 3000 x 4104; 8 chunks, 2% faster still on
   //! that shape, were 6% slower than one per k-tile at 4096^3.
   static constexpr int kStreamKChunks = 4;
 
