@@ -14,7 +14,8 @@
 //!
 //! tilepipe's stream-K kernels (configs_stream_k.cu) register here too, as `tilepipe-streamk`: a
 //! column of their own in the tables, next to the data-parallel configurations they are measured
-//! against, with the workspace each asks for.
+//! against, with the workspace each asks for; and, as `tilepipe-ampere` (configs_ampere_tier.cu),
+//! the default tile on the Ampere tier where the default rows run the Hopper tier.
 
 #include <cuda_runtime.h>
 
