@@ -17,12 +17,13 @@
 namespace tilepipe_bench {
 namespace {
 
+// GemmMultistage<..., S>'s default policy, as the benchmark names configurations.
+template <int S>
+inline constexpr TileConfig kDefault = config_of<tilepipe::DefaultGemmPolicy<S>>();
+
 template <DType D, LayoutPair L, int S>
-using DefaultTileGemm = GemmOf<D, L, tilepipe::DefaultTileConfig<S>::Tile::kM,
-                               tilepipe::DefaultTileConfig<S>::Tile::kN,
-                               tilepipe::DefaultTileConfig<S>::Tile::kK,
-                               tilepipe::DefaultTileConfig<S>::Warp::kM,
-                               tilepipe::DefaultTileConfig<S>::Warp::kN, S, tilepipe::MathDefault>;
+using DefaultTileGemm = GemmOf<D, L, kDefault<S>.tile_m, kDefault<S>.tile_n, kDefault<S>.tile_k,
+                               kDefault<S>.warp_m, kDefault<S>.warp_n, S, tilepipe::MathDefault>;
 
 template <DType D, LayoutPair L, int S>
 std::string run_ampere(const Operands& op, cudaStream_t stream) {
@@ -42,16 +43,13 @@ bool hopper_device(const cudaDeviceProp&) {
 
 template <DType D, LayoutPair L, int S>
 void add(std::vector<PeerKernel>& out) {
-  using Tile = tilepipe::DefaultTileConfig<S>;
+  constexpr TileConfig c = kDefault<S>;
   static_assert(DefaultTileGemm<D, L, S>::kHasHopperTier,
                 "configs_ampere_tier.cu: the default tile at these stages has no Hopper tier; "
                 "its plain rows already run the Ampere tier");
-  if constexpr (kRingBytes<D, Tile::Tile::kM, Tile::Tile::kN, Tile::Tile::kK, S> <= kMaxRingBytes)
-    out.push_back(PeerKernel{"tilepipe-ampere",
-                             TileConfig{Tile::Tile::kM, Tile::Tile::kN, Tile::Tile::kK,
-                                        Tile::Warp::kM, Tile::Warp::kN, S}
-                                 .name(),
-                             D, L, &hopper_device, &no_workspace, &run_ampere<D, L, S>});
+  if constexpr (kRingBytes<D, c.tile_m, c.tile_n, c.tile_k, S> <= kMaxRingBytes)
+    out.push_back(PeerKernel{"tilepipe-ampere", c.name(), D, L, &hopper_device, &no_workspace,
+                             &run_ampere<D, L, S>});
 }
 
 template <DType D, LayoutPair L>
