@@ -96,6 +96,7 @@ set(SASS_MATH_KERNELS
   "MixedInput"         REQUIRED_SASS_MIXED_INPUT
   "MathF16Accumulate"  REQUIRED_SASS_F16_ACCUMULATE
   "MathTF32"           REQUIRED_SASS_TF32
+  "MultistageMainloopIfLN[A-Z0-9_]*LayoutE1ELS3_1E.*MathSimtF32"  REQUIRED_SASS_SIMT_NN
   "MultistageMainloopIfLN[A-Z0-9_]*LayoutE1E.*MathSimtF32"  REQUIRED_SASS_SIMT_M_CONTIGUOUS_A
   "MathSimtF32"        REQUIRED_SASS_SIMT
   "."                  REQUIRED_SASS_DEFAULT_MATH
@@ -131,6 +132,13 @@ set(REQUIRED_SASS_SIMT
 set(REQUIRED_SASS_SIMT_M_CONTIGUOUS_A
   ${REQUIRED_SASS_SIMT}
   "LDS.64 (8-byte loads of two rows of an M-contiguous A)"  "^LDS\\.64$"           "^LDS"
+)
+# A and B column-major (NN: the mangled mainloop's Layouts 1 and 1): the SIMT mainloop copies the
+# K-contiguous B transposed with 4-byte cp.async (block/transposing_tile_loader.cuh), LDGSTS.E
+# (4 bytes through L1), so that B too loads as LDS.64 (warp/warp_math.cuh says why).
+set(REQUIRED_SASS_SIMT_NN
+  ${REQUIRED_SASS_SIMT_M_CONTIGUOUS_A}
+  "4-byte LDGSTS (the transposing copy of NN's B)"  "^LDGSTS\\.E$"                "^LDGSTS"
 )
 set(REQUIRED_SASS_HOPPER
   "UTMALDG (TMA tile loads)"                     "^UTMALDG"                                "^UTMA"

@@ -84,7 +84,8 @@ using SimtTT = tilepipe::GemmMultistage<float, float, tilepipe::Layout::kRowMajo
 template __global__ void tilepipe::gemm_kernel<SimtTT::Kernel>(SimtTT::Params);
 // The same with A and B column-major (NN): A M-contiguous in shared memory, whose lanes hold two
 // adjacent rows (8-byte LDS.64) and shuffle the accumulators back to mma.sync's rows at the end;
-// B K-contiguous (LDS.128).
+// B K-contiguous in global memory, copied transposed (4-byte LDGSTS) into an N-contiguous shared
+// tile, whose fragments are 8-byte LDS.64 too.
 using SimtNN = tilepipe::GemmMultistage<float, float, tilepipe::Layout::kColumnMajor, tilepipe::Layout::kColumnMajor,
                                         3, tilepipe::Identity, tilepipe::DefaultF32TileConfig<tilepipe::MathSimtF32>>;
 template __global__ void tilepipe::gemm_kernel<SimtNN::Kernel>(SimtNN::Params);

@@ -67,6 +67,16 @@ inline std::vector<std::uint16_t> random_nonzero_bits(std::size_t n, std::uint32
   return v;
 }
 
+// Random finite f32 bit patterns, never zero: magnitudes in [2^-126, 1), either sign.
+inline std::vector<std::uint32_t> random_nonzero_bits32(std::size_t n, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<std::uint32_t> magnitude(0x00800000u, 0x3F7FFFFFu);
+  std::uniform_int_distribution<std::uint32_t> sign(0, 1);
+  std::vector<std::uint32_t> v(n);
+  for (auto& x : v) x = magnitude(rng) | (sign(rng) << 31);
+  return v;
+}
+
 // Small random integers in [-range, range]: exact in f16/bf16, and their dot products are exact
 // in f32 for the K used by the tests.
 inline std::vector<int> random_small_ints(std::size_t n, int range, std::uint32_t seed) {

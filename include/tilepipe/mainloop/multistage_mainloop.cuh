@@ -9,6 +9,7 @@
 
 #include "../block/async_tile_loader.cuh"
 #include "../block/smem_ring_buffer.cuh"
+#include "../block/transposing_tile_loader.cuh"
 #include "../layout/tile_shape.cuh"
 #include "../numeric/element_traits.cuh"
 #include "../trace/trace.cuh"
@@ -109,10 +110,19 @@ class MultistageMainloop {
   static constexpr int kStages = Policy::kStages;
   static constexpr int kThreads = Policy::kThreads;
   static constexpr bool kAnyAlignment = AnyAlignment;
+  //! A's and B's order in global memory (`smem_order_of` their layouts), in which the tile
+  //! loaders read them.
   static constexpr SmemOrder kOrderA = smem_order_of(Operand::kA, LayoutA);
   static constexpr SmemOrder kOrderB = smem_order_of(Operand::kB, LayoutB);
 
   using Math = typename Policy::Math;
+  //! The order their tiles are kept in shared memory: the global one, except where the warp math
+  //! asks for another (WarpMath::stored_order: the SIMT product keeps NN's B N-contiguous), which
+  //! the tile loader then copies transposed.
+  static constexpr SmemOrder kStoredA =
+      WarpMath<Element, Math>::stored_order(Operand::kA, kOrderA, kOrderB);
+  static constexpr SmemOrder kStoredB =
+      WarpMath<Element, Math>::stored_order(Operand::kB, kOrderA, kOrderB);
   static_assert(!kTransformsB || (LayoutA == Layout::kRowMajor && LayoutB == Layout::kColumnMajor),
                 "MultistageMainloop: a MixedInput B is loaded K-contiguous, so A must be row-major "
                 "and B column-major (N x K with K contiguous, as PyTorch stores Linear.weight)");
@@ -127,17 +137,25 @@ class MultistageMainloop {
   //! bytes and of A in the same k order (warp/byte_fragment_loader.cuh).
   using FragmentLoaderA = std::conditional_t<
       kTransformsB, ByteFragmentLoaderA<Element, Tile::kM, Tile::kK, Warp::kM>,
-      typename WarpMath<Element, Math>::template FragmentLoader<Operand::kA, kOrderA, Tile::kM,
+      typename WarpMath<Element, Math>::template FragmentLoader<Operand::kA, kStoredA, Tile::kM,
                                                                  Tile::kK, Warp::kM>>;
   using FragmentLoaderB = std::conditional_t<
       kTransformsB, ByteFragmentLoaderB<ElementB, Tile::kN, Tile::kK, Warp::kN>,
-      typename WarpMath<Element, Math>::template FragmentLoader<Operand::kB, kOrderB, Tile::kN,
+      typename WarpMath<Element, Math>::template FragmentLoader<Operand::kB, kStoredB, Tile::kN,
                                                                  Tile::kK, Warp::kN>>;
   using TileA = typename FragmentLoaderA::Tile;  // (TileM, TileK) or (TileK, TileM)
   using TileB = typename FragmentLoaderB::Tile;  // (TileN, TileK) or (TileK, TileN)
-  using LoaderA = AsyncTileLoader<Element, TileA::kRows, TileA::kCols, kThreads>;
-  using LoaderB = AsyncTileLoader<ElementB, TileB::kRows, TileB::kCols, kThreads>;
-  using Mma = typename WarpMath<Element, Math>::template Mma<Warp::kM, Warp::kN, kOrderA>;
+  //! 16-byte copies of a tile kept in its global order; 4-byte copies, transposed, of one that
+  //! is not (the loader's rows and columns are the global tile's).
+  using LoaderA = std::conditional_t<kStoredA == kOrderA,
+                                     AsyncTileLoader<Element, TileA::kRows, TileA::kCols, kThreads>,
+                                     TransposingTileLoader<TileA::kCols, TileA::kRows, kThreads>>;
+  using LoaderB = std::conditional_t<kStoredB == kOrderB,
+                                     AsyncTileLoader<ElementB, TileB::kRows, TileB::kCols, kThreads>,
+                                     TransposingTileLoader<TileB::kCols, TileB::kRows, kThreads>>;
+  static_assert(std::is_same_v<typename LoaderA::Tile, TileA> && std::is_same_v<typename LoaderB::Tile, TileB>,
+                "MultistageMainloop: the tile loaders must fill the fragment loaders' shared tiles");
+  using Mma = typename WarpMath<Element, Math>::template Mma<Warp::kM, Warp::kN, kStoredA>;
   //! The accumulators operator() takes and returns, in mma.sync's layout for every math.
   using Accumulators = typename Mma::Accumulators;
   //! A's and B's fragments of one k-block as the MMA takes them (after the transform, if any).

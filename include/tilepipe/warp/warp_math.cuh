@@ -24,6 +24,12 @@ struct WarpMath {
   static_assert(!std::is_same_v<Math, MathSimtF32>,
                 "WarpMath: MathSimtF32 (f32 FMA on the CUDA cores) takes float A and B only; "
                 "__half and __nv_bfloat16 inputs run on the tensor cores (MathDefault)");
+  //! How the block tile of operand `op` is kept in shared memory, for A and B in `order_a` and
+  //! `order_b` in global memory: as it is (ldmatrix reads either order).
+  TILEPIPE_HOST_DEVICE static constexpr SmemOrder stored_order(Operand op, SmemOrder order_a,
+                                                               SmemOrder order_b) {
+    return op == Operand::kA ? order_a : order_b;
+  }
   template <Operand Op, SmemOrder Order, int TileMN, int TileK, int WarpMN>
   using FragmentLoader = tilepipe::FragmentLoader<Element, Op, Order, TileMN, TileK, WarpMN>;
   template <int WarpM, int WarpN, SmemOrder OrderA>
@@ -33,6 +39,10 @@ struct WarpMath {
 //! MathTF32: 32-bit shared loads rounded to tf32 (Tf32FragmentLoader) and mma.sync m16n8k8.
 template <>
 struct WarpMath<float, MathTF32> {
+  TILEPIPE_HOST_DEVICE static constexpr SmemOrder stored_order(Operand op, SmemOrder order_a,
+                                                               SmemOrder order_b) {
+    return op == Operand::kA ? order_a : order_b;
+  }
   template <Operand Op, SmemOrder Order, int TileMN, int TileK, int WarpMN>
   using FragmentLoader = Tf32FragmentLoader<Op, Order, TileMN, TileK, WarpMN>;
   template <int WarpM, int WarpN, SmemOrder OrderA>
@@ -41,9 +51,20 @@ struct WarpMath<float, MathTF32> {
 
 //! MathSimtF32: f32 shared loads of 16 or 8 bytes (SimtFragmentLoader), and FFMA on the CUDA
 //! cores into mma.sync's accumulator layout (SimtWarpMma; for an M-contiguous A, once `finish`
-//! has run).
+//! has run). Where A is M-contiguous, B is kept N-contiguous in shared memory whatever its layout
+//! (a K-contiguous B is copied transposed, TransposingTileLoader): with both operands'
+//! fragments 8-byte loads of adjacent rows and columns at one k, the FFMAs stall less than with
+//! B's 4 k of one column (performance log, entry 37: NT ran 1.14 x NN's kernel). A K-contiguous A
+//! keeps both orders: copying TN's two operands transposed would gain at most NT's 5% over TN,
+//! and it cost TN's sm_80 kernel a spill (entry 38).
 template <>
 struct WarpMath<float, MathSimtF32> {
+  TILEPIPE_HOST_DEVICE static constexpr SmemOrder stored_order(Operand op, SmemOrder order_a,
+                                                               SmemOrder order_b) {
+    return op == Operand::kA ? order_a
+           : order_a == SmemOrder::kMNContiguous ? SmemOrder::kMNContiguous
+                                                 : order_b;
+  }
   template <Operand Op, SmemOrder Order, int TileMN, int TileK, int WarpMN>
   using FragmentLoader = SimtFragmentLoader<Op, Order, TileMN, TileK, WarpMN>;
   template <int WarpM, int WarpN, SmemOrder OrderA>
