@@ -77,6 +77,31 @@ inline std::vector<std::uint32_t> random_nonzero_bits32(std::size_t n, std::uint
   return v;
 }
 
+// Checks tiles a loader copied out: `out` holds `row0.size()` tiles of `tile_rows x tile_cols`
+// elements (row-major each), tile t copied from `(row0[t], col0[t])` of the `rows x cols` source
+// `src` (leading dimension `ld`), with zeros where it lies outside. Bit patterns are compared;
+// the first 10 mismatches are reported as failures; returns how many there were.
+template <class Bits>
+int count_tile_mismatches(const std::vector<Bits>& out, const std::vector<Bits>& src, int rows, int cols,
+                          std::int64_t ld, const std::vector<int>& row0, const std::vector<int>& col0,
+                          int tile_rows, int tile_cols) {
+  int mismatches = 0;
+  for (std::size_t t = 0; t < row0.size(); ++t)
+    for (int r = 0; r < tile_rows; ++r)
+      for (int c = 0; c < tile_cols; ++c) {
+        const int gr = row0[t] + r, gc = col0[t] + c;
+        const bool inside = gr < rows && gc < cols;
+        const Bits want = inside ? src[std::size_t(gr) * ld + gc] : Bits{0};
+        const Bits got = out[(t * tile_rows + r) * tile_cols + c];
+        if (got != want && ++mismatches <= 10) {
+          ADD_FAILURE() << "tile at (" << row0[t] << ", " << col0[t] << "), element (" << r << ", " << c
+                        << "): got 0x" << std::hex << +got << ", want 0x" << +want
+                        << (inside ? "" : " (zero fill)");
+        }
+      }
+  return mismatches;
+}
+
 // Small random integers in [-range, range]: exact in f16/bf16, and their dot products are exact
 // in f32 for the K used by the tests.
 inline std::vector<int> random_small_ints(std::size_t n, int range, std::uint32_t seed) {

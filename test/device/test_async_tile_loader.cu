@@ -96,21 +96,7 @@ void run_loader_test(Problem p, std::uint32_t seed) {
 
   std::vector<std::uint16_t> out;
   TP_CUDA_ASSERT(d_out.download(out));
-  int mismatches = 0;
-  for (int t = 0; t < tiles; ++t)
-    for (int r = 0; r < Rows; ++r)
-      for (int c = 0; c < Cols; ++c) {
-        const int gr = row0[t] + r, gc = col0[t] + c;
-        const bool inside = gr < p.rows && gc < p.cols;
-        const std::uint16_t want = inside ? host[std::size_t(gr) * p.ld + gc] : 0;
-        const std::uint16_t got = out[(std::size_t(t) * Rows + r) * Cols + c];
-        if (got != want && ++mismatches <= 10) {
-          ADD_FAILURE() << "tile at (" << row0[t] << ", " << col0[t] << "), element (" << r << ", "
-                        << c << "): got 0x" << std::hex << got << ", want 0x" << want
-                        << (inside ? "" : " (zero fill)");
-        }
-      }
-  EXPECT_EQ(mismatches, 0);
+  EXPECT_EQ(tptest::count_tile_mismatches(out, host, p.rows, p.cols, p.ld, row0, col0, Rows, Cols), 0);
 }
 
 }  // namespace

@@ -89,7 +89,7 @@ void run_transpose_test(Problem p, Path path, std::uint32_t seed) {
   for (int r : {1, 3, p.rows - Rows, p.rows - 1, p.rows / 2 + 5})
     for (int c : {1, 7, p.cols - Cols, p.cols - 1, p.cols / 3}) add(r, c);
   const int tiles = static_cast<int>(row0.size());
-  ASSERT_GT(tiles, 0);
+  if (tiles == 0) return;  // the path takes no tile of this matrix (path_takes); another does
 
   // The allocation ends right after the matrix's last element, so that memcheck sees any read
   // past the matrix.
@@ -111,21 +111,7 @@ void run_transpose_test(Problem p, Path path, std::uint32_t seed) {
 
   std::vector<std::uint32_t> out;
   TP_CUDA_ASSERT(d_out.download(out));
-  int mismatches = 0;
-  for (int t = 0; t < tiles; ++t)
-    for (int r = 0; r < Rows; ++r)
-      for (int c = 0; c < Cols; ++c) {
-        const int gr = row0[t] + r, gc = col0[t] + c;
-        const bool inside = gr < p.rows && gc < p.cols;
-        const std::uint32_t want = inside ? host[std::size_t(gr) * p.ld + gc] : 0u;
-        const std::uint32_t got = out[(std::size_t(t) * Rows + r) * Cols + c];
-        if (got != want && ++mismatches <= 10) {
-          ADD_FAILURE() << "tile at (" << row0[t] << ", " << col0[t] << "), element (" << r << ", " << c
-                        << "): got 0x" << std::hex << got << ", want 0x" << want
-                        << (inside ? "" : " (zero fill)");
-        }
-      }
-  EXPECT_EQ(mismatches, 0);
+  EXPECT_EQ(tptest::count_tile_mismatches(out, host, p.rows, p.cols, p.ld, row0, col0, Rows, Cols), 0);
 }
 
 template <int Rows, int Cols, int Threads>
@@ -148,8 +134,9 @@ TEST(TransposingTileLoader, FourWarpsOddMatrix) {
   run_every_path<32, 32, 128>({37, 29, 29}, 30);
 }
 
-// Matrices smaller than one tile, and exact multiples of the tile.
+// Matrices smaller than one tile (only `load` takes their tiles), and exact multiples of the tile.
 TEST(TransposingTileLoader, TinyMatricesAndExactMultiples) {
-  run_every_path<128, 32, 256>({1, 1, 1}, 40);
+  run_transpose_test<128, 32, 256>({1, 1, 1}, Path::kLoad, 40);
+  run_transpose_test<32, 32, 128>({5, 3, 3}, Path::kLoad, 41);
   run_every_path<128, 32, 256>({256, 96, 96}, 50);
 }
