@@ -6,7 +6,8 @@
 
 The kernel is this file's own: one output tile per program, grouped along M so that neighbouring
 programs share B tiles in L2, K in steps of BLOCK_K through tl.dot with f32 accumulation, D
-stored in the input type; triton.autotune picks among a few tile configurations per shape (the
+stored in the input type (f32 problems: f32 A, B and D, which tl.dot multiplies as tf32, its
+default precision for f32); triton.autotune picks among a few tile configurations per shape (the
 first call of each shape, before anything is timed). Triton lowers tl.dot to wgmma on sm_90 and
 to mma.sync on sm_80.
 
@@ -36,6 +37,8 @@ import sys
 
 SQUARES = [512, 1024, 2048, 4096, 8192, 16384]
 SQUARES_QUICK = [1024, 4096]
+F32_SQUARES = [2048, 4096]
+F32_SQUARES_QUICK = [4096]
 MODEL_M = [16, 128, 1024, 8192]
 MODEL_M_QUICK = [16, 1024]
 MODEL_NK = [(4096, 4096), (14336, 4096), (4096, 14336)]
@@ -66,6 +69,11 @@ def problems_of(args):
         for layout in ("tn", "nn"):
             out += [("square", s, s, s, dtype, layout) for s in squares]
             out += [("model", m, n, k, dtype, layout) for n, k in nks for m in ms]
+            if not args.quick:
+                out.append(("edge", 1000, 3000, 4104, dtype, layout))
+    f32_squares = F32_SQUARES_QUICK if args.quick else F32_SQUARES
+    for layout in ("tn", "nn"):
+        out += [("square", s, s, s, "f32", layout) for s in f32_squares]
     return None, out
 
 
@@ -148,6 +156,9 @@ def main():
                             d.stride(0))
 
     torch.backends.cuda.matmul.allow_tf32 = False  # the reference is a true f32 product
+    # f32 problems keep f32 A, B and D; tl.dot multiplies them as tf32 (its default precision for
+    # f32), so their peers are tilepipe's tf32 rows and cuBLAS's tf32 GEMM.
+    TORCH_DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}
     props = torch.cuda.get_device_properties(0)
     l2_bytes = getattr(props, "L2_cache_size", 50 << 20)
     bench, problems = problems_of(args)
@@ -159,8 +170,8 @@ def main():
     records = []
     for seed, p in enumerate(problems, start=1):
         group, m, n, k, dtype, layout = p
-        torch_dtype = torch.float16 if dtype == "f16" else torch.bfloat16
-        set_bytes = 2 * (m * k + k * n + m * n)
+        torch_dtype = TORCH_DTYPES[dtype]
+        set_bytes = torch_dtype.itemsize * (m * k + k * n + m * n)
         sets = max(1, min(1024, math.ceil(L2_FACTOR * l2_bytes / set_bytes)))
         free, _ = torch.cuda.mem_get_info()
         if free < set_bytes + 4 * m * n + (1 << 30):
@@ -233,17 +244,22 @@ def main():
         del a_sets, b_sets, d_sets, ref, got
         torch.cuda.empty_cache()
 
-    # The table: with gemm_bench's JSON, tilepipe's default and cuBLAS from it, Triton last.
+    # The table: with gemm_bench's JSON, tilepipe's default and cuBLAS from it, Triton last. For
+    # f32 (tf32 in Triton) they are tilepipe's fastest tf32 configuration and cuBLAS's tf32 GEMM.
     def from_bench(p, kind):
         if not bench:
             return None
-        for r in bench["records"]:
-            if (r["group"], r["m"], r["n"], r["k"], r["dtype"], r["layout"]) == p and r["verified"]:
-                if kind == "cublas" and r["kernel"] == "cublas":
-                    return r["tflops"]
-                if kind == "default" and r["kernel"] == "tilepipe" and r["config"] == bench["default_config"]:
-                    return r["tflops"]
-        return None
+        tf32 = p[4] == "f32"
+        def wanted(r):
+            if kind == "cublas":
+                return r["config"] == ("cublas-tf32" if tf32 else "cublas")
+            if r["kernel"] != "tilepipe":
+                return False
+            return r["config"].endswith("/tf32") if tf32 else r["config"] == bench["default_config"]
+
+        found = [r["tflops"] for r in bench["records"] if r["verified"] and wanted(r)
+                 and (r["group"], r["m"], r["n"], r["k"], r["dtype"], r["layout"]) == p]
+        return max(found) if found else None
 
     fmt = lambda x, f="%.1f": f % x if x is not None else "-"  # noqa: E731
     print(f"\nTriton matmul (this file's kernel, autotuned), TFLOP/s on {props.name}; "
