@@ -17,19 +17,22 @@
 
 namespace tilepipe {
 
-//! The warp collectives of `Math` for `Element` inputs. MathDefault and MathF16Accumulate:
-//! ldmatrix (FragmentLoader) and mma.sync m16n8k16 (WarpMma).
-template <class Element, class Math>
-struct WarpMath {
-  static_assert(!std::is_same_v<Math, MathSimtF32>,
-                "WarpMath: MathSimtF32 (f32 FMA on the CUDA cores) takes float A and B only; "
-                "__half and __nv_bfloat16 inputs run on the tensor cores (MathDefault)");
-  //! How the block tile of operand `op` is kept in shared memory, for A and B in `order_a` and
-  //! `order_b` in global memory: as it is (ldmatrix reads either order).
+//! `stored_order` of a math whose fragment loaders read either order: the block tile of operand
+//! `op`, for A and B in `order_a` and `order_b` in global memory, is kept in shared memory as it is.
+struct StoresGlobalOrder {
   TILEPIPE_HOST_DEVICE static constexpr SmemOrder stored_order(Operand op, SmemOrder order_a,
                                                                SmemOrder order_b) {
     return op == Operand::kA ? order_a : order_b;
   }
+};
+
+//! The warp collectives of `Math` for `Element` inputs. MathDefault and MathF16Accumulate:
+//! ldmatrix (FragmentLoader) and mma.sync m16n8k16 (WarpMma).
+template <class Element, class Math>
+struct WarpMath : StoresGlobalOrder {
+  static_assert(!std::is_same_v<Math, MathSimtF32>,
+                "WarpMath: MathSimtF32 (f32 FMA on the CUDA cores) takes float A and B only; "
+                "__half and __nv_bfloat16 inputs run on the tensor cores (MathDefault)");
   template <Operand Op, SmemOrder Order, int TileMN, int TileK, int WarpMN>
   using FragmentLoader = tilepipe::FragmentLoader<Element, Op, Order, TileMN, TileK, WarpMN>;
   template <int WarpM, int WarpN, SmemOrder OrderA>
@@ -38,11 +41,7 @@ struct WarpMath {
 
 //! MathTF32: 32-bit shared loads rounded to tf32 (Tf32FragmentLoader) and mma.sync m16n8k8.
 template <>
-struct WarpMath<float, MathTF32> {
-  TILEPIPE_HOST_DEVICE static constexpr SmemOrder stored_order(Operand op, SmemOrder order_a,
-                                                               SmemOrder order_b) {
-    return op == Operand::kA ? order_a : order_b;
-  }
+struct WarpMath<float, MathTF32> : StoresGlobalOrder {
   template <Operand Op, SmemOrder Order, int TileMN, int TileK, int WarpMN>
   using FragmentLoader = Tf32FragmentLoader<Op, Order, TileMN, TileK, WarpMN>;
   template <int WarpM, int WarpN, SmemOrder OrderA>
