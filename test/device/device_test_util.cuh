@@ -11,6 +11,20 @@
 #include <random>
 #include <vector>
 
+// Guards a test of the Hopper tier. It skips (saying why) on a GPU that is not sm_90 or in a build
+// without 90a; where both hold, it does not decide by asking the library, so a test whose tier
+// cannot run there fails (its own ASSERTs, or `available`, below) instead of passing silently.
+// `available` is the library's own answer (e.g. `GemmSm90<...>::available()`), checked to agree.
+#define TP_REQUIRE_HOPPER_TIER(available)                                                        \
+  do {                                                                                           \
+    if (!::tptest::gpu_is_sm90())                                                                \
+      GTEST_SKIP() << "the Hopper tier needs an sm_90 GPU (H100, H200)";                        \
+    if (!::tptest::build_has_sm90a())                                                            \
+      GTEST_SKIP() << "this build has no sm_90a code (CMAKE_CUDA_ARCHITECTURES lacks 90a)";     \
+    ASSERT_TRUE(available) << "an sm_90 GPU and a build for 90a, yet the library says the "      \
+                              "Hopper tier is not available";                                    \
+  } while (0)
+
 // Fails the current test (and returns from it) when a CUDA call does not succeed.
 #define TP_CUDA_ASSERT(expr)                                                              \
   do {                                                                                    \
@@ -26,6 +40,24 @@
   } while (0)
 
 namespace tptest {
+
+// Whether the current GPU is an sm_90 part (H100, H200), which has the Hopper tier's instructions.
+inline bool gpu_is_sm90() {
+  int device = 0, major = 0, minor = 0;
+  return cudaGetDevice(&device) == cudaSuccess &&
+         cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
+         cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) == cudaSuccess &&
+         major == 9 && minor == 0;
+}
+
+// Whether this test program was built with sm_90a code (CMake's architectures name 90a).
+constexpr bool build_has_sm90a() {
+#if defined(TILEPIPE_TEST_BUILD_HAS_SM90A)
+  return true;
+#else
+  return false;
+#endif
+}
 
 // Device memory for `n` elements of T, freed on scope exit.
 template <class T>
