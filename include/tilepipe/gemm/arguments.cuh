@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "../epilogue/output_ops.cuh"
+#include "../epilogue/output_store.cuh"
 #include "../layout/tile_shape.cuh"
 #include "../status.cuh"
 #include "split_k.cuh"
@@ -71,6 +72,14 @@ struct GemmArguments {
   std::size_t workspace_bytes = 0; //!< size of `workspace`
   OutputOp output_op{};            //!< applied to every element of D (output_ops.cuh)
 };
+
+//! The epilogue's part of a GEMM's arguments (`GemmArguments` or any with the same fields): D,
+//! C, their leading dimensions and layout, alpha, beta, M, N and the output operator.
+template <class Args>
+auto output_params(const Args& a)
+    -> EpilogueParams<std::remove_pointer_t<decltype(a.d)>, decltype(a.output_op)> {
+  return {a.d, a.c, a.ldd, a.ldc, a.alpha, a.beta, a.layout_cd, a.m, a.n, a.output_op};
+}
 
 namespace detail {
 

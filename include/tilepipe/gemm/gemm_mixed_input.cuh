@@ -24,16 +24,11 @@
 #include "../warp/fragment_transform.cuh"
 #include "kernel.cuh"
 #include "mixed_input_arguments.cuh"
+#include "launch.cuh"
 #include "split_k.cuh"
+#include "tile_configs.cuh"
 
 namespace tilepipe {
-
-//! GemmMixedInput's tile unless told otherwise: 16 x 64 x 128 with four 16 x 16 warp tiles, made
-//! for decode (M of 1 to 16 fills the tile's rows; larger M takes more row tiles, which share B
-//! through L2). 12.25 KB a stage, 5 stages (3 blocks an SM on an H100). The k-tile of 128 reads
-//! 128 contiguous bytes of each weight column a stage: on an H100 a stream of 64-byte pieces of
-//! 14336 columns reached 2.27 TB/s, of 128-byte pieces 2.67-2.73 (performance log, entry 27).
-using MixedInputTileConfig = TileConfig<16, 64, 128, 16, 16>;
 
 //! A weight-only quantized GEMM (W8A16): see MixedInputArguments for the operands.
 //!
@@ -123,15 +118,9 @@ class GemmMixedInput {
   //! device. On failure the status's message names the offending argument.
   static Status can_implement(const Arguments& args) {
     Status s = check_arguments(args);
-    if (!s) return s;
-    int device = 0, major = 0, minor = 0, smem_optin = 0;
-    cudaError_t e = cudaGetDevice(&device);
-    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
-    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
-    if (e == cudaSuccess)
-      e = cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
-    if (e != cudaSuccess) return cuda_error("the device query", e);
-    return check_device_properties(device, major, minor, smem_optin);
+    detail::DeviceInfo dev;
+    if (s) s = detail::current_device_info(dev, "GemmMixedInput");
+    return s ? check_device_properties(dev.device, dev.major, dev.minor, dev.smem_optin) : s;
   }
 
   //! The argument part of `can_implement`: queries no device, so it works without a GPU.
@@ -190,17 +179,18 @@ class GemmMixedInput {
     if (asked == SplitKReduction::kWorkspace) return Status::success();
     if (slices.count > kMaxClusterSlices)  // kCluster: refused by check_arguments, and here
       return asked == SplitKReduction::kCluster ? check_arguments(args) : Status::success();
-    int device = 0, major = 0, minor = 0, code_arch = 0, clusters = 0;
-    cudaError_t e = cudaGetDevice(&device);
-    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
-    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
-    if (e != cudaSuccess) return cuda_error("the device query", e);
-    if (major >= 9) code_arch = detail::gemm_cluster_kernel_arch<ClusterKernel>(device);
-    if (major >= 9 && code_arch >= 90) {
-      e = detail::resident_gemm_clusters<ClusterKernel>(device, slices.count, &clusters);
-      if (e != cudaSuccess) return cuda_error("the cluster occupancy query", e);
+    detail::DeviceInfo dev;
+    Status s = detail::current_device_info(dev, "GemmMixedInput");
+    if (!s) return s;
+    int code_arch = 0, clusters = 0;
+    if (dev.major >= 9) code_arch = KernelLauncher<ClusterKernel>::compiled_arch(dev.device);
+    if (dev.major >= 9 && code_arch >= 90) {
+      s = KernelLauncher<ClusterKernel>::resident_clusters(dim3(1, slices.count, 1), &clusters,
+                                                          "GemmMixedInput");
+      if (!s) return s;
     }
-    const Status s = check_cluster_properties(device, major, minor, code_arch, slices.count, clusters);
+    s = check_cluster_properties(dev.device, dev.major, dev.minor, code_arch, slices.count,
+                                 clusters);
     if (s) *reduction = SplitKReduction::kCluster;
     return asked == SplitKReduction::kCluster ? s : Status::success();
   }
@@ -212,10 +202,9 @@ class GemmMixedInput {
 
   //! A split-K factor for `args` on a GPU with `sm_count` SMs (the decode rule): the largest
   //! power of two whose thread blocks, output tiles x slices, still fit on the SMs in one wave,
-  //! with at least 4 k-tiles per slice. M = 16 on 132 SMs: N = K = 4096 (64 tiles) split 2,
-  //! N = K = 14336 (224 tiles, 2 blocks on most SMs) none. On an H100 those ran fastest of splits
-  //! 1 to 8 (log entries 23 and 27, with the workspace reduction); a second, partial wave of
-  //! slices cost 3-15%.
+  //! with at least 4 k-tiles per slice (a second, partial wave of slices costs more than the
+  //! split saves). M = 16 on 132 SMs: N = K = 4096 (64 tiles) splits 2, N = K = 14336 (224
+  //! tiles, 2 blocks on most SMs) not at all.
   static int split_k_for(const Arguments& args, int sm_count) {
     const std::int64_t tiles = std::int64_t((args.m + Policy::Tile::kM - 1) / Policy::Tile::kM) *
                                ((args.n + Policy::Tile::kN - 1) / Policy::Tile::kN);
@@ -249,7 +238,7 @@ class GemmMixedInput {
     }
     Params p = kernel_params<Params>(args);
     p.epilogue = output_params(args);
-    return launch<Kernel>(p, 1, "the GemmMixedInput kernel launch", stream);
+    return KernelLauncher<Kernel>::launch(p, Kernel::shape(p, 1), stream, "GemmMixedInput");
   }
 
  private:
@@ -272,46 +261,21 @@ class GemmMixedInput {
     return p;
   }
 
-  // D, C, alpha, beta and the output operator: the epilogue of the one-slice and cluster kernels.
-  static typename Epilogue::Params output_params(const Arguments& a) {
-    return {a.d, a.c, a.ldd, a.ldc, a.alpha, a.beta, a.layout_cd, a.m, a.n, a.output_op};
-  }
-
-  template <class K>
-  static Status launch(const typename K::Params& p, int slices, const char* what, cudaStream_t stream) {
-    return detail::launch_gemm_kernel<K>(p, slices, 1, "GemmMixedInput", what, stream);
-  }
-
   // The slices of each tile as one cluster, summed in it and written to D by its rank 0.
   static Status run_cluster(const Arguments& args, SplitKSlices slices, cudaStream_t stream) {
     using ClusterParams = typename ClusterKernel::Params;
     ClusterParams p = kernel_params<ClusterParams>(args);
     p.slices = slices;
     p.epilogue = output_params(args);
-    return detail::launch_gemm_cluster_kernel<ClusterKernel>(
-        p, "GemmMixedInput", "the split-K cluster kernel launch", stream);
+    return KernelLauncher<ClusterKernel>::launch(p, ClusterKernel::shape(p, 1), stream,
+                                                 "GemmMixedInput (split-K in clusters)");
   }
 
-  // The partial kernel into the workspace, then the reduction into D (as GemmMultistage's).
+  // The partial kernel into the workspace, then the reduction into D.
   static Status run_split_k(const Arguments& args, SplitKSlices slices, cudaStream_t stream) {
-    const SplitKWorkspace ws = workspace_layout(args, slices.count);
-    float* workspace = static_cast<float*>(args.workspace);
-    using PartialParams = typename PartialKernel::Params;
-    PartialParams p = kernel_params<PartialParams>(args);
-    p.slice_stride_d = ws.slab_elements;
-    p.slices = slices;
-    p.epilogue = {workspace, nullptr, ws.ld, 0, 1.0f, 0.0f, args.layout_cd, args.m, args.n, {}};
-    const Status s = launch<PartialKernel>(p, slices.count, "the split-K partial kernel launch", stream);
-    if (!s) return s;
-
-    const cudaError_t e =
-        detail::reduce_split_k<ElementD, OutputOp>(args, workspace, ws, slices.count, 1, 0, 0, stream);
-    return e == cudaSuccess ? Status::success() : cuda_error("the split-K reduction kernel launch", e);
-  }
-
-  static Status cuda_error(const char* what, cudaError_t e) {
-    return Status::error(Status::Code::kCudaError, std::string("GemmMixedInput: ") + what +
-                                                       " failed: " + cudaGetErrorString(e));
+    return detail::run_split_k<PartialKernel, ElementD, OutputOp>(
+        kernel_params<typename PartialKernel::Params>(args), args, slices, 1, 0, 0, stream,
+        "GemmMixedInput");
   }
 };
 

@@ -7,7 +7,6 @@
 
 #include <cuda_runtime.h>
 
-#include <atomic>
 #include <cstddef>
 #include <string>
 #include <type_traits>
@@ -20,16 +19,10 @@
 #include "../status.cuh"
 #include "arguments.cuh"
 #include "kernel_sm90.cuh"
+#include "launch.cuh"
+#include "tile_configs.cuh"
 
 namespace tilepipe {
-
-//! The Hopper tile for a ring of `Stages` slots: 128 x 256 (two consumer warpgroups of
-//! m64n256) where its ring fits an H100's 227 KB of shared memory (up to 4 stages), else
-//! 128 x 128; in clusters of two blocks along M that multicast their shared B tile.
-//! A slot of float (tf32) A and B holds 32 of k instead of 64: the same bytes, so the same tiles.
-template <int Stages>
-using DefaultHopperTileConfig =
-    HopperTileConfig<128, (Stages <= 4 ? 256 : 128), Stages, /*ClusterM=*/2>;
 
 //! Whether the Hopper tier multiplies A and B of type `ElementAB` in layouts `LayoutA` and
 //! `LayoutB`: `__half` and `__nv_bfloat16` in every layout; `float` (as tf32) only with both
@@ -160,72 +153,16 @@ class GemmSm90 {
   static Status launch(const Params& p, cudaStream_t stream) {
     const auto work = Kernel::scheduler(p.tiles_m, p.tiles_n, p.batches);
     if (work.items() == 0) return Status::success();
-    // One pointer to the kernel for the set-up and the launch: each translation unit that
-    // instantiates this launcher has its own copy of the kernel, and the linker may take the
-    // set-up and the launch from different ones.
-    void (*const kernel)(const Params) = gemm_kernel_sm90<Kernel>;
+    const dim3 cluster(Config::kClusterM, 1, 1);
     int clusters = 0;
-    Status s = resident_clusters(kernel, &clusters);
+    Status s = KernelLauncher<Kernel>::resident_clusters(cluster, &clusters, "GemmSm90");
     if (!s) return s;
-    cudaLaunchAttribute cluster{};
-    cudaLaunchConfig_t config =
-        launch_config(static_cast<unsigned>(work.grid_size(clusters) * Config::kClusterM), cluster, stream);
-    // Without a cluster, no attribute: a launch with a cluster of 1 ran ~7% slower on an H100.
-    config.numAttrs = Config::kClusterM > 1 ? 1 : 0;
-    const cudaError_t e = cudaLaunchKernelEx(&config, kernel, p);
-    return e == cudaSuccess ? Status::success() : cuda_error("the kernel launch", e);
-  }
-
- private:
-  //! `blocks` blocks of the kernel on `stream`, in clusters of `Config::kClusterM` described by
-  //! `cluster` (which the configuration points to, so it must outlive it).
-  static cudaLaunchConfig_t launch_config(unsigned blocks, cudaLaunchAttribute& cluster,
-                                          cudaStream_t stream) {
-    cluster = cudaLaunchAttribute{};
-    cluster.id = cudaLaunchAttributeClusterDimension;
-    cluster.val.clusterDim.x = Config::kClusterM;
-    cluster.val.clusterDim.y = 1;
-    cluster.val.clusterDim.z = 1;
-    cudaLaunchConfig_t config{};
-    config.gridDim = dim3(blocks);
-    config.blockDim = dim3(kThreads);
-    config.dynamicSmemBytes = kSharedBytes;
-    config.stream = stream;
-    config.attrs = &cluster;
-    config.numAttrs = 1;
-    return config;
-  }
-
-  //! Sets `kernel`'s shared-memory limit (on every launch: a cached "done" would skip the other
-  //! translation units' copies of the kernel) and returns how many of its clusters fit on the
-  //! current device at once (one block per SM), asked once per device.
-  static Status resident_clusters(void (*kernel)(const Params), int* clusters) {
-    static std::atomic<int> known[256];  // 0: not asked yet
-    int device = 0;
-    cudaError_t e = cudaGetDevice(&device);
-    if (e == cudaSuccess)
-      e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               static_cast<int>(kSharedBytes));
-    if (e != cudaSuccess) return cuda_error("device set-up", e);
-    if (device >= 0 && device < 256 && (*clusters = known[device].load(std::memory_order_relaxed)) > 0)
-      return Status::success();
-    cudaLaunchAttribute cluster{};
-    const cudaLaunchConfig_t config = launch_config(Config::kClusterM, cluster, nullptr);
-    int n = 0;
-    e = cudaOccupancyMaxActiveClusters(&n, reinterpret_cast<const void*>(kernel), &config);
-    if (e != cudaSuccess) return cuda_error("device set-up", e);
-    if (n <= 0)
+    if (clusters <= 0)
       return Status::error(Status::Code::kUnsupportedDevice,
                            "GemmSm90: no cluster of " + std::to_string(Config::kClusterM) +
                                " blocks of this kernel fits on the current device");
-    if (device >= 0 && device < 256) known[device].store(n, std::memory_order_relaxed);
-    *clusters = n;
-    return Status::success();
-  }
-
-  static Status cuda_error(const char* what, cudaError_t e) {
-    return Status::error(Status::Code::kCudaError,
-                         std::string("GemmSm90: ") + what + " failed: " + cudaGetErrorString(e));
+    const auto blocks = static_cast<unsigned>(work.grid_size(clusters) * Config::kClusterM);
+    return KernelLauncher<Kernel>::launch(p, {dim3(blocks), cluster}, stream, "GemmSm90");
   }
 };
 

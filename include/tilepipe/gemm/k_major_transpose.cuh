@@ -14,6 +14,7 @@
 
 #include "../layout/transpose_tile.cuh"
 #include "../status.cuh"
+#include "launch.cuh"
 
 namespace tilepipe {
 
@@ -108,6 +109,24 @@ __global__ void __launch_bounds__(kKMajorTransposeThreads)
   }
 }
 
+//! k_major_transpose_kernel as a kernel for KernelLauncher.
+struct KMajorTransposeKernel {
+  using Params = KMajorTransposeParams;
+  using Entry = void (*)(const Params);
+  static constexpr int kThreads = kKMajorTransposeThreads;
+  static constexpr std::size_t kSharedBytes = 0;  // its tile is static shared memory
+  static Entry entry() { return k_major_transpose_kernel<>; }
+
+  //! Enough blocks to fill any GPU, for `batches` batches; larger matrices loop (a grid's x
+  //! extent is finite).
+  static LaunchShape shape(const Params& p, int batches) {
+    constexpr int kN = TransposeTile::kExtent;
+    const long long tiles = ((p.rows + kN - 1LL) / kN) * ((p.k + kN - 1LL) / kN);
+    const auto blocks = static_cast<unsigned>(tiles < (1LL << 20) ? tiles : (1LL << 20));
+    return {dim3(blocks, static_cast<unsigned>(batches))};
+  }
+};
+
 namespace detail {
 
 //! Launches the K-major copy on `stream` (see KMajorTransposeParams; `batches` of them, at most
@@ -129,18 +148,8 @@ inline Status transpose_to_k_major(const KMajorTransposeParams& p, int batches, 
                          "transpose_to_k_major: batches = " + std::to_string(batches) +
                              " exceeds 65535, the grid's y limit");
   if (p.rows <= 0 || p.k <= 0 || batches <= 0) return Status::success();
-  constexpr int kN = TransposeTile::kExtent;
-  const long long tiles = ((p.rows + kN - 1LL) / kN) * ((p.k + kN - 1LL) / kN);
-  // Enough blocks to fill any GPU; larger matrices loop (a grid's x extent is finite).
-  const unsigned blocks = static_cast<unsigned>(tiles < (1LL << 20) ? tiles : (1LL << 20));
-  k_major_transpose_kernel<<<dim3(blocks, static_cast<unsigned>(batches)), kKMajorTransposeThreads,
-                             0, stream>>>(p);
-  const cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess)
-    return Status::error(Status::Code::kCudaError,
-                         std::string("transpose_to_k_major: the kernel launch failed: ") +
-                             cudaGetErrorString(e));
-  return Status::success();
+  return KernelLauncher<KMajorTransposeKernel>::launch(p, KMajorTransposeKernel::shape(p, batches),
+                                                       stream, "transpose_to_k_major");
 }
 
 }  // namespace detail

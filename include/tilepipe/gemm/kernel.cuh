@@ -6,16 +6,14 @@
 
 #include <cuda_runtime.h>
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <string>
 #include <type_traits>
 
 #include "../arch/cluster.cuh"
 #include "../detail/macros.cuh"
 #include "../layout/tile_raster.cuh"
-#include "../status.cuh"
+#include "launch.cuh"
 #include "split_k.cuh"
 
 namespace tilepipe {
@@ -87,8 +85,23 @@ struct GemmKernel {
     typename Mainloop::TransformB transform_b;  //!< a MixedInput mainloop's B transform
   };
 
+  //! Its `__global__` function (gemm_kernel, or gemm_cluster_kernel with kCluster), for
+  //! KernelLauncher.
+  using Entry = void (*)(const Params);
+  static Entry entry();
+
+  //! The grid over (tiles, slices with kSliceK, `batches`), in clusters of a tile's slices with
+  //! kCluster.
+  static LaunchShape shape(const Params& p, int batches) {
+    const unsigned slices = kSliceK ? static_cast<unsigned>(p.slices.count) : 1u;
+    LaunchShape s{dim3(static_cast<unsigned>(p.tiles_m) * static_cast<unsigned>(p.tiles_n), slices,
+                       static_cast<unsigned>(batches))};
+    if constexpr (kCluster) s.cluster = dim3(1, slices, 1);
+    return s;
+  }
+
   //! Where a tile sits (tile_origin): an edge tile moves back inside D, so that the mainloop
-  //! loads it as an inner tile rather than masking every k-tile's copies (log entry 34), by a
+  //! loads it as an inner tile rather than masking every k-tile's copies, by a
   //! multiple of 16 bytes of the smallest of A's, B's and D's elements. Not with AnyAlignment,
   //! whose mainloop checks every copy anyway.
   static constexpr int kMoveGranule =
@@ -201,9 +214,9 @@ __global__ void __launch_bounds__(Kernel::kThreads) gemm_kernel(const typename K
 
 //! The `__global__` entry of a GemmKernel whose slices are summed across a cluster
 //! (SliceReduction::kCluster): as gemm_kernel, launched in clusters of (1, slices, 1) blocks
-//! (launch_gemm_cluster_kernel). Clusters exist from sm_90 on: compiled for an older target the
-//! kernel is empty, and it is launched only where the device runs code of it compiled for sm_90
-//! or newer (gemm_cluster_kernel_arch).
+//! (KernelLauncher). Clusters exist from sm_90 on: compiled for an older target the kernel is
+//! empty, and it is launched only where the device runs code of it compiled for sm_90 or newer
+//! (KernelLauncher::compiled_arch).
 template <class Kernel>
 __global__ void __launch_bounds__(Kernel::kThreads)
     gemm_cluster_kernel(const typename Kernel::Params params) {
@@ -214,154 +227,10 @@ __global__ void __launch_bounds__(Kernel::kThreads)
 #endif
 }
 
-namespace detail {
-//! Launches the GEMM kernel `K` (GemmKernel, StreamKGemmKernel) on `stream` over `grid`, opting in
-//! to its dynamic shared memory above the default 48 KB. A failure is reported as
-//! "`who`: `what` failed: ..." (or cudaFuncSetAttribute's).
-template <class K>
-Status launch_gemm_kernel_on(const typename K::Params& p, dim3 grid, const char* who,
-                             const char* what, cudaStream_t stream) {
-  auto kernel = gemm_kernel<K>;
-  const auto failed = [&](const char* call, cudaError_t e) {
-    return Status::error(Status::Code::kCudaError, std::string(who) + ": " + call + " failed: " +
-                                                       cudaGetErrorString(e));
-  };
-  if (K::kSharedBytes > 48 * 1024) {
-    const cudaError_t e = cudaFuncSetAttribute(
-        kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(K::kSharedBytes));
-    if (e != cudaSuccess) return failed("cudaFuncSetAttribute", e);
-  }
-  kernel<<<grid, K::kThreads, K::kSharedBytes, stream>>>(p);
-  const cudaError_t e = cudaGetLastError();
-  return e == cudaSuccess ? Status::success() : failed(what, e);
+template <class Mainloop, class Epilogue, class Raster, SliceReduction kReduction>
+auto GemmKernel<Mainloop, Epilogue, Raster, kReduction>::entry() -> Entry {
+  if constexpr (kCluster) return gemm_cluster_kernel<GemmKernel>;
+  else return gemm_kernel<GemmKernel>;
 }
-
-//! Launches GemmKernel `K` over (`p.tiles_m * p.tiles_n` tiles, `slices`, `batches`); see
-//! launch_gemm_kernel_on.
-template <class K>
-Status launch_gemm_kernel(const typename K::Params& p, int slices, int batches, const char* who,
-                          const char* what, cudaStream_t stream) {
-  const dim3 grid(static_cast<unsigned>(p.tiles_m) * static_cast<unsigned>(p.tiles_n),
-                  static_cast<unsigned>(slices), static_cast<unsigned>(batches));
-  return launch_gemm_kernel_on<K>(p, grid, who, what, stream);
-}
-
-//! The launch of cluster GemmKernel `K` (SliceReduction::kCluster) over (`tiles` tiles,
-//! `slices` slices) in clusters of (1, `slices`, 1) blocks, on `stream`; `cluster` describes the
-//! clusters (the configuration points to it, so it must outlive it).
-template <class K>
-cudaLaunchConfig_t gemm_cluster_config(int tiles, int slices, cudaLaunchAttribute& cluster,
-                                       cudaStream_t stream) {
-  cluster = cudaLaunchAttribute{};
-  cluster.id = cudaLaunchAttributeClusterDimension;
-  cluster.val.clusterDim.x = 1;
-  cluster.val.clusterDim.y = static_cast<unsigned>(slices);
-  cluster.val.clusterDim.z = 1;
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(slices), 1);
-  config.blockDim = dim3(K::kThreads);
-  config.dynamicSmemBytes = K::kSharedBytes;
-  config.stream = stream;
-  config.attrs = &cluster;
-  config.numAttrs = 1;
-  return config;
-}
-
-//! The architecture (10 x major + minor, e.g. 90) that the code device `device` runs of
-//! gemm_cluster_kernel<K> was compiled for: cudaFuncGetAttributes' binary version, or its PTX
-//! version where that is lower (code JIT-compiled from older PTX, in a build without sm_90 code,
-//! has the device's binary version but the PTX's `__CUDA_ARCH__`); 0 where the device has no code
-//! of it. The kernel does its work only where this is 90 or more. Asked once per device, then
-//! remembered.
-template <class K>
-int gemm_cluster_kernel_arch(int device) {
-  static std::atomic<int> known[256];  // 0: not asked yet; else the architecture + 1
-  if (device < 0 || device >= 256) return 0;
-  const int k = known[device].load(std::memory_order_relaxed);
-  if (k != 0) return k - 1;
-  int arch = 0;
-  cudaFuncAttributes attr{};
-  if (cudaFuncGetAttributes(&attr, gemm_cluster_kernel<K>) == cudaSuccess)
-    arch = attr.ptxVersion > 0 && attr.ptxVersion < attr.binaryVersion ? attr.ptxVersion
-                                                                       : attr.binaryVersion;
-  else
-    (void)cudaGetLastError();  // no code for this device: leave no error behind for the caller
-  known[device].store(arch + 1, std::memory_order_relaxed);
-  return arch;
-}
-
-// Opts cluster kernel `kernel` (a gemm_cluster_kernel<K>) in to its dynamic shared memory above
-// the default 48 KB. Done before each use of the pointer, by the function that uses it: each
-// translation unit has its own copy of a kernel template, and the linker may take two functions
-// that use it from different ones (see GemmSm90::launch).
-template <class K>
-cudaError_t set_cluster_kernel_shared_bytes(void (*kernel)(const typename K::Params)) {
-  if (K::kSharedBytes <= 48 * 1024) return cudaSuccess;
-  return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                              static_cast<int>(K::kSharedBytes));
-}
-
-//! How many clusters of (1, `slices`, 1) blocks of cluster GemmKernel `K` fit on device `device`
-//! (the current one) at once, into `*clusters` (cudaOccupancyMaxActiveClusters); asked once per
-//! device and slice count, then remembered. Only for a device whose code of the kernel is sm_90
-//! or newer (gemm_cluster_kernel_arch).
-template <class K>
-cudaError_t resident_gemm_clusters(int device, int slices, int* clusters) {
-  static std::atomic<int> known[256][K::kMaxClusterSlices + 1];  // 0: not asked yet; else n + 1
-  const bool cached = device >= 0 && device < 256 && slices >= 1 && slices <= K::kMaxClusterSlices;
-  if (cached && (*clusters = known[device][slices].load(std::memory_order_relaxed) - 1) >= 0)
-    return cudaSuccess;
-  void (*const kernel)(const typename K::Params) = gemm_cluster_kernel<K>;
-  cudaError_t e = set_cluster_kernel_shared_bytes<K>(kernel);
-  if (e != cudaSuccess) return e;
-  cudaLaunchAttribute cluster{};
-  const cudaLaunchConfig_t config = gemm_cluster_config<K>(1, slices, cluster, nullptr);
-  int n = 0;
-  e = cudaOccupancyMaxActiveClusters(&n, reinterpret_cast<const void*>(kernel), &config);
-  if (e != cudaSuccess) return e;
-  if (cached) known[device][slices].store(n + 1, std::memory_order_relaxed);
-  *clusters = n;
-  return cudaSuccess;
-}
-
-//! Launches cluster GemmKernel `K` over (`p.tiles_m * p.tiles_n` tiles, `p.slices.count` slices)
-//! in clusters of the slices of a tile, on `stream`, where `resident_gemm_clusters` found room. A
-//! failure is reported as "`who`: `what` failed: ..." (or cudaFuncSetAttribute's).
-template <class K>
-Status launch_gemm_cluster_kernel(const typename K::Params& p, const char* who, const char* what,
-                                  cudaStream_t stream) {
-  const auto failed = [&](const char* call, cudaError_t e) {
-    return Status::error(Status::Code::kCudaError, std::string(who) + ": " + call + " failed: " +
-                                                       cudaGetErrorString(e));
-  };
-  void (*const kernel)(const typename K::Params) = gemm_cluster_kernel<K>;
-  cudaError_t e = set_cluster_kernel_shared_bytes<K>(kernel);
-  if (e != cudaSuccess) return failed("cudaFuncSetAttribute", e);
-  cudaLaunchAttribute cluster{};
-  const cudaLaunchConfig_t config =
-      gemm_cluster_config<K>(p.tiles_m * p.tiles_n, p.slices.count, cluster, stream);
-  e = cudaLaunchKernelEx(&config, kernel, p);
-  return e == cudaSuccess ? Status::success() : failed(what, e);
-}
-
-//! The device checks of a GEMM built from GemmKernel: device `device` is sm_80 or newer
-//! (`major`.`minor`: cp.async, mma.sync m16n8k16), and its opt-in limit of shared memory per
-//! block, `smem_optin`, holds the kernel's `shared_bytes`. Messages start with `who`.
-inline Status check_gemm_kernel_device(const char* who, int device, int major, int minor,
-                                       std::size_t shared_bytes, int smem_optin) {
-  if (major < 8)
-    return Status::error(Status::Code::kUnsupportedDevice,
-                         std::string(who) + ": device " + std::to_string(device) + " is sm_" +
-                             std::to_string(major) + std::to_string(minor) +
-                             "; tilepipe needs sm_80 or newer (cp.async, mma.sync m16n8k16)");
-  if (smem_optin < 0 || static_cast<std::size_t>(smem_optin) < shared_bytes)
-    return Status::error(Status::Code::kInsufficientResources,
-                         std::string(who) + ": this configuration needs " +
-                             std::to_string(shared_bytes) + " bytes of shared memory per block; " +
-                             "device " + std::to_string(device) + " allows " +
-                             std::to_string(smem_optin) + "; use fewer stages");
-  return Status::success();
-}
-}  // namespace detail
 
 }  // namespace tilepipe

@@ -59,6 +59,10 @@ struct GemmKernelSm90 {
     int tiles_m, tiles_n, batches;
   };
 
+  //! Its `__global__` function (gemm_kernel_sm90), for KernelLauncher.
+  using Entry = void (*)(const Params);
+  static Entry entry();
+
   //! Clusters of `kClusterM` blocks along M share their B tiles (TMA multicast). The scheduler's
   //! work items are then column-adjacent groups of `kClusterM` tiles, one per block of a cluster.
   static constexpr int kClusterM = Mainloop::kClusterM;
@@ -124,7 +128,7 @@ struct GemmKernelSm90 {
         for (long long item = first; item < work.items(); item += step) {
           const WorkTile t = work.tile_of(item);
           // The previous tile's last chunks go to shared memory while this tile's first wgmmas
-          // run: the tensor cores wait only for the first chunks (log entry 31).
+          // run: the tensor cores wait only for the first chunks.
           mainloop.consume(acc, state, consumer, k_tiles, [&] { epilogue.drain(p.epilogue); });
           // A block of a cluster whose tile lies past M still loads and multiplies (its peers
           // need its part of B); the epilogue writes nothing there.
@@ -150,7 +154,7 @@ __global__ void __launch_bounds__(Kernel::kThreads, 1)
   extern __shared__ unsigned char smem[];
   // Aligned by an offset from `smem`, not by rounding an integer: a pointer derived from the
   // shared array keeps its state space, so the compiler writes through it with STS rather than
-  // generic stores (the epilogue's staging, entry 29).
+  // generic stores (the epilogue's staging).
   const auto misalignment = static_cast<unsigned>(__cvta_generic_to_shared(smem)) & 1023u;
   auto* storage = reinterpret_cast<typename Kernel::SharedStorage*>(smem + ((1024u - misalignment) & 1023u));
   Kernel{}(params, *storage);
@@ -200,6 +204,11 @@ inline bool hopper_tier_available(int device) {
   }
   known[device].store(yes ? 1 : -1, std::memory_order_relaxed);
   return yes;
+}
+
+template <class Mainloop, class Epilogue, class Raster>
+auto GemmKernelSm90<Mainloop, Epilogue, Raster>::entry() -> Entry {
+  return gemm_kernel_sm90<GemmKernelSm90>;
 }
 
 }  // namespace tilepipe

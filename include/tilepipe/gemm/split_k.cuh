@@ -17,10 +17,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <string>
 
 #include "../detail/macros.cuh"
 #include "../epilogue/output_store.cuh"
 #include "../layout/tile_shape.cuh"
+#include "../status.cuh"
+#include "launch.cuh"
 
 namespace tilepipe {
 
@@ -193,34 +196,35 @@ split_k_reduce_kernel(const SplitKReduceParams<ElementD, OutputOp> p) {
   }
 }
 
-//! Launches the reduction on `stream` for `batches` batches (at most 65535, the grid's y limit).
-template <class ElementD, class OutputOp>
-cudaError_t launch_split_k_reduce(const SplitKReduceParams<ElementD, OutputOp>& p, bool row_major,
-                                  int batches, cudaStream_t stream) {
-  constexpr int kVector = kOutputVector<ElementD>;
-  const std::int64_t vectors = (std::int64_t(p.inner) + kVector - 1) / kVector * p.outer;
-  // Enough blocks to cover the batch once, but no more than a few waves' worth on any GPU: the
-  // loop strides over the rest.
-  constexpr std::int64_t kMaxBlocks = 8192;
-  std::int64_t blocks = (vectors + kSplitKReduceThreads - 1) / kSplitKReduceThreads;
-  if (blocks > kMaxBlocks) blocks = kMaxBlocks;
-  if (blocks < 1) blocks = 1;
-  const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(batches));
-  if (row_major)
-    split_k_reduce_kernel<ElementD, OutputOp, true><<<grid, kSplitKReduceThreads, 0, stream>>>(p);
-  else
-    split_k_reduce_kernel<ElementD, OutputOp, false><<<grid, kSplitKReduceThreads, 0, stream>>>(p);
-  return cudaGetLastError();
-}
+//! split_k_reduce_kernel as a kernel for KernelLauncher, D row-major or not.
+template <class ElementD, class OutputOp, bool kRowMajor>
+struct SplitKReduceKernel {
+  using Params = SplitKReduceParams<ElementD, OutputOp>;
+  using Entry = void (*)(const Params);
+  static constexpr int kThreads = kSplitKReduceThreads;
+  static constexpr std::size_t kSharedBytes = 0;
+  static Entry entry() { return split_k_reduce_kernel<ElementD, OutputOp, kRowMajor>; }
+
+  //! Enough blocks to cover a batch once, but no more than a few waves' worth on any GPU (the
+  //! loop strides over the rest), for `batches` batches (at most 65535, the grid's y limit).
+  static LaunchShape shape(const Params& p, int batches) {
+    constexpr int kVector = kOutputVector<ElementD>;
+    constexpr std::int64_t kMaxBlocks = 8192;
+    const std::int64_t vectors = (std::int64_t(p.inner) + kVector - 1) / kVector * p.outer;
+    std::int64_t blocks = (vectors + kThreads - 1) / kThreads;
+    blocks = blocks > kMaxBlocks ? kMaxBlocks : blocks < 1 ? 1 : blocks;
+    return {dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(batches))};
+  }
+};
 
 //! Split-K's second step for a GEMM whose arguments name C and D as GemmArguments does (`d`, `c`,
 //! `ldd`, `ldc`, `layout_cd`, `m`, `n`, `alpha`, `beta`, `output_op`): the reduction of the
 //! `slices` slabs of `workspace` (laid out as `ws`) into D, for `batches` batches of C and D
 //! `batch_stride_c` / `batch_stride_d` elements apart, launched on `stream`.
 template <class ElementD, class OutputOp, class Args>
-cudaError_t reduce_split_k(const Args& args, const float* workspace, const SplitKWorkspace& ws,
-                           int slices, int batches, std::int64_t batch_stride_c,
-                           std::int64_t batch_stride_d, cudaStream_t stream) {
+Status reduce_split_k(const Args& args, const float* workspace, const SplitKWorkspace& ws,
+                      int slices, int batches, std::int64_t batch_stride_c,
+                      std::int64_t batch_stride_d, cudaStream_t stream, const std::string& who) {
   SplitKReduceParams<ElementD, OutputOp> r;
   r.workspace = workspace;
   r.d = args.d;
@@ -239,7 +243,34 @@ cudaError_t reduce_split_k(const Args& args, const float* workspace, const Split
   r.alpha = args.alpha;
   r.beta = args.beta;
   r.op = args.output_op;
-  return launch_split_k_reduce(r, row_major, batches, stream);
+  const std::string what = who + " (the split-K reduction)";
+  using RowMajor = SplitKReduceKernel<ElementD, OutputOp, true>;
+  using ColumnMajor = SplitKReduceKernel<ElementD, OutputOp, false>;
+  return row_major
+             ? KernelLauncher<RowMajor>::launch(r, RowMajor::shape(r, batches), stream, what)
+             : KernelLauncher<ColumnMajor>::launch(r, ColumnMajor::shape(r, batches), stream, what);
+}
+
+//! Split-K in two launches: `PartialKernel` (a GemmKernel with SliceReduction::kWorkspace, whose
+//! `p` holds everything but D) writes each slice's f32 partial products into `args.workspace`,
+//! slab (slice, batch) at `(slice * batches + batch) * slab_elements` in D's orientation; then
+//! the reduction sums the slabs in slice order into D.
+template <class PartialKernel, class ElementD, class OutputOp, class Args>
+Status run_split_k(typename PartialKernel::Params p, const Args& args, SplitKSlices slices,
+                   int batches, std::int64_t batch_stride_c, std::int64_t batch_stride_d,
+                   cudaStream_t stream, const std::string& who) {
+  const SplitKWorkspace ws =
+      SplitKWorkspace::make(args.m, args.n, args.layout_cd, slices.count, batches);
+  float* workspace = static_cast<float*>(args.workspace);
+  p.batch_stride_d = ws.slab_elements;
+  p.slice_stride_d = ws.slab_elements * batches;
+  p.slices = slices;
+  p.epilogue = {workspace, nullptr, ws.ld, 0, 1.0f, 0.0f, args.layout_cd, args.m, args.n, {}};
+  const Status s = KernelLauncher<PartialKernel>::launch(p, PartialKernel::shape(p, batches),
+                                                         stream, who + " (the split-K partials)");
+  if (!s) return s;
+  return reduce_split_k<ElementD, OutputOp>(args, workspace, ws, slices.count, batches,
+                                            batch_stride_c, batch_stride_d, stream, who);
 }
 
 }  // namespace detail

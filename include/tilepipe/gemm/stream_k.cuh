@@ -29,6 +29,7 @@
 #include "../layout/tile_scheduler.cuh"
 #include "../layout/tile_shape.cuh"
 #include "../warp/fragments.cuh"
+#include "kernel.cuh"
 
 namespace tilepipe {
 
@@ -119,6 +120,10 @@ struct StreamKGemmKernel {
     std::uint32_t* counters;   //!< one per stream-K tile, zero at launch
     typename Epilogue::Params epilogue;  //!< D, C, alpha, beta, the output operator, m and n
   };
+
+  //! Its `__global__` function (gemm_kernel), for KernelLauncher.
+  using Entry = void (*)(const Params);
+  static Entry entry();
 
   TILEPIPE_DEVICE void operator()(const Params& p, SharedStorage& storage) const {
     const StreamKPartition& part = p.partition;
@@ -229,8 +234,8 @@ struct StreamKGemmKernel {
     // The barrier orders every thread's stores before thread 0's count (a release at device
     // scope), so they are visible to whichever block's count (an acquire) completes the tile;
     // there, the barrier that shares the result orders the acquire before every thread's loads.
-    // One fence in one thread per block: a __threadfence in all of them cost ~0.7 us per partial
-    // segment on an H100 (performance-log entry 35).
+    // One fence in one thread per block: a __threadfence in every thread costs a fence per thread
+    // for each partial segment.
     __syncthreads();
     const int segments = unit.segments;
     bool last = false;
@@ -240,8 +245,7 @@ struct StreamKGemmKernel {
     }
     // The warp vote adds nothing but tells ptxas that the branch is uniform. Without it, ptxas
     // takes the persistent loop for divergent and moves the mainloop's k-tile bookkeeping from
-    // the uniform datapath to the vector one: 16 more instructions per k-tile (performance-log
-    // entry 35).
+    // the uniform datapath to the vector one, lengthening every k-tile.
     if (!__any_sync(0xffffffffu, __syncthreads_or(last))) return false;
 
     // acc = ((s_0 + s_1) + s_2) + ...: the same additions in the same order in whichever block
@@ -266,5 +270,10 @@ struct StreamKGemmKernel {
     return true;
   }
 };
+
+template <class Mainloop, class Epilogue, class Raster>
+auto StreamKGemmKernel<Mainloop, Epilogue, Raster>::entry() -> Entry {
+  return gemm_kernel<StreamKGemmKernel>;
+}
 
 }  // namespace tilepipe

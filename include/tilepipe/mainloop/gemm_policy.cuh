@@ -63,6 +63,55 @@ struct GemmPolicy : TileConfig<TileM, TileN, TileK, WarpM, WarpN, MathT> {
   static constexpr int kStages = Stages;
 };
 
+//! How the Hopper tier's consumer warpgroups share the work (GemmKernelSm90).
+enum class HopperSchedule {
+  //! `TileM / 64` consumers multiply one tile together, 64 rows each, then all store it: the
+  //! tensor cores wait while they convert.
+  kCooperative,
+  //! Two consumers, each with whole `64 x TileN` tiles in turn: while one stores its tile, the
+  //! other multiplies the next. An order barrier passes the mainloop from one to the other.
+  kPingPong,
+};
+
+//! Tile and pipeline depth of the Hopper tier.
+//!
+//! \tparam TileM   rows of D per tile: 64 per consumer warpgroup (64 or 128: one or two)
+//! \tparam TileN   columns of D per tile: 64, 128 or 256 (one wgmma's N)
+//! \tparam Stages  ring slots, each a `TileM x TileK` A tile and a `TileK x TileN` B tile, TileK
+//!                 one 128-byte swizzle row of the element (WarpSpecializedMainloop::kTileK)
+//! \tparam ClusterM  CTAs per cluster along M (1, 2 or 4): the cluster's tiles share their B
+//!                   tile, which each CTA copies a part of and multicasts (TmaTileLoader)
+//! \tparam Schedule  cooperative (the consumers share each tile) or ping-pong (two consumers
+//!                   take `64 x TileN` tiles in turn; TileM must be 64)
+template <int TileM, int TileN, int Stages, int ClusterM = 1,
+          HopperSchedule Schedule = HopperSchedule::kCooperative>
+struct HopperTileConfig {
+  static_assert(TileM == 64 || TileM == 128,
+                "HopperTileConfig: TileM must be 64 or 128 (one or two consumer warpgroups of 64 "
+                "rows)");
+  static_assert(Schedule == HopperSchedule::kCooperative || TileM == 64,
+                "HopperTileConfig: a ping-pong tile is one consumer warpgroup's, so TileM must be 64");
+  static_assert(TileN == 64 || TileN == 128 || TileN == 256,
+                "HopperTileConfig: TileN must be 64, 128 or 256 (the N of one wgmma)");
+  static_assert(Stages >= 2, "HopperTileConfig: the ring needs at least 2 stages");
+  static_assert(ClusterM == 1 || ClusterM == 2 || ClusterM == 4,
+                "HopperTileConfig: ClusterM must be 1, 2 or 4");
+  static constexpr int kM = TileM;
+  static constexpr int kN = TileN;
+  //! k per slot of 16-bit A and B (a 128-byte row); for the element's own, use the mainloop's
+  //! `kTileK` (32 for float), as all k arithmetic does.
+  static constexpr int kK = 64;
+  static constexpr int kStages = Stages;
+  static constexpr HopperSchedule kSchedule = Schedule;
+  static constexpr bool kPingPong = Schedule == HopperSchedule::kPingPong;
+  //! Consumer warpgroups in the block, and how many of them multiply each tile.
+  static constexpr int kConsumers = kPingPong ? 2 : TileM / 64;
+  static constexpr int kConsumersPerTile = kPingPong ? 1 : kConsumers;
+  static constexpr int kClusterM = ClusterM;
+  //! One producer warpgroup and the consumers.
+  static constexpr int kThreads = 128 * (1 + kConsumers);
+};
+
 namespace detail {
 //! Whether `T` carries a stage count (a GemmPolicy rather than a TileConfig).
 template <class T, class = void>
