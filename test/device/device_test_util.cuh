@@ -6,9 +6,13 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
+#include <thread>
 #include <vector>
 
 // Guards a test of the Hopper tier. It skips (saying why) on a GPU that is not sm_90 or in a build
@@ -57,6 +61,23 @@ constexpr bool build_has_sm90a() {
 #else
   return false;
 #endif
+}
+
+// cudaDeviceSynchronize with a deadline, for kernels whose bugs deadlock (a barrier phase that
+// never completes): past `seconds` the test fails and the program exits, since nothing else
+// stops a running kernel, instead of hanging until ctest's timeout.
+inline cudaError_t synchronize_within(double seconds, const char* what) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  cudaError_t e;
+  while ((e = cudaStreamQuery(nullptr)) == cudaErrorNotReady) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      ADD_FAILURE() << what << " did not finish within " << seconds << " s (deadlocked?); exiting";
+      std::fflush(stdout);
+      std::_Exit(1);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return e == cudaSuccess ? cudaDeviceSynchronize() : e;
 }
 
 // Device memory for `n` elements of T, freed on scope exit.
