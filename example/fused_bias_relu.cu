@@ -21,34 +21,58 @@
 #include <random>
 #include <vector>
 
+// [readme:bias_relu]
 #include <tilepipe/gemm/gemm_multistage.cuh>
+
+using BiasRelu = tilepipe::Chain<tilepipe::BiasPerCol<float>, tilepipe::Relu>;
+using GemmBiasRelu = tilepipe::GemmMultistage<__half, __half, tilepipe::Layout::kRowMajor,
+                                              tilepipe::Layout::kColumnMajor, /*Stages=*/4,
+                                              BiasRelu>;
+
+// D = relu(A * B + bias) on `stream`: A, B and D as in quickstart.cu's gemm_f16, and `bias` one
+// float per column of D.
+tilepipe::Status gemm_bias_relu(const __half* a, const __half* b, const float* bias, __half* d,
+                                int m, int n, int k, cudaStream_t stream) {
+  GemmBiasRelu::Arguments args;
+  args.m = m; args.n = n; args.k = k;
+  args.a = a; args.lda = k;
+  args.b = b; args.ldb = k;
+  args.d = d; args.ldd = n;
+  args.output_op.get<0>().bias = bias;  // the data of the Chain's first operator
+  return GemmBiasRelu::run(args, stream);
+}
+// [readme:bias_relu]
+
+// [readme:ampere_kernel]
 #include <tilepipe/mainloop/multistage_mainloop.cuh>
 
-using Element = __half;
-
-// 1. The provided GEMM with a fused bias and ReLU.
-using BiasRelu = tilepipe::Chain<tilepipe::BiasPerCol<float>, tilepipe::Relu>;
-using Gemm = tilepipe::GemmMultistage<Element, Element, tilepipe::Layout::kRowMajor,
-                                      tilepipe::Layout::kColumnMajor, /*Stages=*/4, BiasRelu>;
-
-// 2. A kernel of one's own: the mainloop, then an epilogue with two outputs.
+// A 128 x 128 block tile, 32 deep in K, of four 64 x 64 warp tiles; four shared-memory stages.
 using Policy = tilepipe::GemmPolicy</*Tile*/ 128, 128, 32, /*Warp*/ 64, 64, /*Stages*/ 4>;
-using Mainloop = tilepipe::MultistageMainloop<Element, tilepipe::Layout::kRowMajor,
+using Mainloop = tilepipe::MultistageMainloop<__half, tilepipe::Layout::kRowMajor,
                                               tilepipe::Layout::kColumnMajor, Policy>;
 
+// D = relu(A * B + bias) in f16 and Z = A * B + bias in f32, A (m x k) row-major, B (k x n)
+// column-major, D and Z (m x n) row-major: one 128 x 128 tile per block of Mainloop::kThreads
+// (128) threads. A and B move in 16-byte chunks: k, their leading dimension, is a multiple of 8.
 __global__ void __launch_bounds__(Mainloop::kThreads)
-gemm_bias_relu_aux(const Element* a, const Element* b, const float* bias, Element* d, float* z,
+gemm_bias_relu_aux(const __half* a, const __half* b, const float* bias, __half* d, float* z,
                    int m, int n, int k) {
+  // The ring of stages, 64 KB of dynamic shared memory, 128-byte aligned for its swizzled tiles.
   extern __shared__ __align__(128) unsigned char smem[];
   Mainloop mainloop(*reinterpret_cast<Mainloop::SharedStorage*>(smem), threadIdx.x);
   Mainloop::Accumulators acc;
   acc.clear();
   const int block_m0 = blockIdx.y * Policy::Tile::kM;
   const int block_n0 = blockIdx.x * Policy::Tile::kN;
+  // acc += A * B for the block's tile. Every thread of the block takes part (the mainloop waits
+  // at block barriers), so none may return before it. Rows, columns and k past the matrices
+  // arrive as zeros: edge tiles need no special case.
   mainloop(acc, a, /*lda=*/k, b, /*ldb=*/k, m, n, k, block_m0, block_n0);
 
-  // The user's epilogue, on the accumulator registers: Accumulators::for_each gives each
-  // register's row and column within the warp tile.
+  // The epilogue, on the accumulator registers; no barrier follows, so threads may return.
+  // for_each calls fn(row, col, value) for each acc.x[mi][ni][j] of the lane: element
+  // (16 mi + lane / 4 + 8 (j / 2), 8 ni + 2 (lane % 4) + j % 2) of the warp's 64 x 64 tile,
+  // which starts at (warp_m0(), warp_n0()) of the block's.
   const int row0 = block_m0 + mainloop.warp_m0(), col0 = block_n0 + mainloop.warp_n0();
   acc.for_each(threadIdx.x % 32, [&](int r, int c, float v) {
     const int row = row0 + r, col = col0 + c;
@@ -59,6 +83,24 @@ gemm_bias_relu_aux(const Element* a, const Element* b, const float* bias, Elemen
     }
   });
 }
+// [readme:ampere_kernel]
+
+// [readme:ampere_launch]
+// Runs gemm_bias_relu_aux on `stream` over the whole of D.
+cudaError_t launch_bias_relu_aux(const __half* a, const __half* b, const float* bias, __half* d,
+                                 float* z, int m, int n, int k, cudaStream_t stream) {
+  // Four stages of a 128 x 32 tile of A and a 32 x 128 tile of B: 64 KB, past the 48 KB that
+  // a kernel gets without asking.
+  constexpr int kSmemBytes = sizeof(Mainloop::SharedStorage);
+  const cudaError_t e = cudaFuncSetAttribute(
+      gemm_bias_relu_aux, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+  if (e != cudaSuccess) return e;
+  const dim3 grid((n + Policy::Tile::kN - 1) / Policy::Tile::kN,
+                  (m + Policy::Tile::kM - 1) / Policy::Tile::kM);
+  gemm_bias_relu_aux<<<grid, Mainloop::kThreads, kSmemBytes, stream>>>(a, b, bias, d, z, m, n, k);
+  return cudaGetLastError();
+}
+// [readme:ampere_launch]
 
 #define CHECK_CUDA(expr)                                                                   \
   do {                                                                                     \
@@ -100,53 +142,41 @@ int main(int argc, char** argv) {
 
   std::mt19937 rng(2026);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<Element> a(std::size_t(m) * k), b(std::size_t(k) * n);  // b column-major: b[n*k + k]
+  std::vector<__half> a(std::size_t(m) * k), b(std::size_t(k) * n);  // b column-major: b[n*k + k]
   std::vector<float> bias(n);
   for (auto& x : a) x = __float2half(dist(rng));
   for (auto& x : b) x = __float2half(dist(rng));
   for (auto& x : bias) x = dist(rng);
 
-  Element *d_a, *d_b, *d_d, *d_d2;
+  __half *d_a, *d_b, *d_d, *d_d2;
   float *d_bias, *d_z;
-  CHECK_CUDA(cudaMalloc(&d_a, a.size() * sizeof(Element)));
-  CHECK_CUDA(cudaMalloc(&d_b, b.size() * sizeof(Element)));
-  CHECK_CUDA(cudaMalloc(&d_d, std::size_t(m) * n * sizeof(Element)));
-  CHECK_CUDA(cudaMalloc(&d_d2, std::size_t(m) * n * sizeof(Element)));
+  CHECK_CUDA(cudaMalloc(&d_a, a.size() * sizeof(__half)));
+  CHECK_CUDA(cudaMalloc(&d_b, b.size() * sizeof(__half)));
+  CHECK_CUDA(cudaMalloc(&d_d, std::size_t(m) * n * sizeof(__half)));
+  CHECK_CUDA(cudaMalloc(&d_d2, std::size_t(m) * n * sizeof(__half)));
   CHECK_CUDA(cudaMalloc(&d_z, std::size_t(m) * n * sizeof(float)));
   CHECK_CUDA(cudaMalloc(&d_bias, n * sizeof(float)));
-  CHECK_CUDA(cudaMemcpy(d_a, a.data(), a.size() * sizeof(Element), cudaMemcpyHostToDevice));
-  CHECK_CUDA(cudaMemcpy(d_b, b.data(), b.size() * sizeof(Element), cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemcpy(d_a, a.data(), a.size() * sizeof(__half), cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemcpy(d_b, b.data(), b.size() * sizeof(__half), cudaMemcpyHostToDevice));
   CHECK_CUDA(cudaMemcpy(d_bias, bias.data(), n * sizeof(float), cudaMemcpyHostToDevice));
-  CHECK_CUDA(cudaMemset(d_d, 0xFF, std::size_t(m) * n * sizeof(Element)));  // NaN everywhere
-  CHECK_CUDA(cudaMemset(d_d2, 0xFF, std::size_t(m) * n * sizeof(Element)));
+  CHECK_CUDA(cudaMemset(d_d, 0xFF, std::size_t(m) * n * sizeof(__half)));  // NaN everywhere
+  CHECK_CUDA(cudaMemset(d_d2, 0xFF, std::size_t(m) * n * sizeof(__half)));
   CHECK_CUDA(cudaMemset(d_z, 0xFF, std::size_t(m) * n * sizeof(float)));
 
-  // 1. The provided GEMM: the arguments carry the output operator's bias pointer.
-  Gemm::Arguments args;
-  args.m = m; args.n = n; args.k = k;
-  args.a = d_a; args.lda = k;
-  args.b = d_b; args.ldb = k;
-  args.d = d_d; args.ldd = n;
-  args.output_op.get<0>().bias = d_bias;
-  tilepipe::Status status = Gemm::run(args);
+  // 1. The provided GEMM, with the output operator.
+  const tilepipe::Status status = gemm_bias_relu(d_a, d_b, d_bias, d_d, m, n, k, nullptr);
   if (!status) {
     std::fprintf(stderr, "fused_bias_relu: %s\n", status.what());
     return 1;
   }
-
   // 2. The kernel of one's own.
-  const std::size_t smem = sizeof(Mainloop::SharedStorage);
-  CHECK_CUDA(cudaFuncSetAttribute(gemm_bias_relu_aux, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  static_cast<int>(smem)));
-  const dim3 grid((n + Policy::Tile::kN - 1) / Policy::Tile::kN, (m + Policy::Tile::kM - 1) / Policy::Tile::kM);
-  gemm_bias_relu_aux<<<grid, Mainloop::kThreads, smem>>>(d_a, d_b, d_bias, d_d2, d_z, m, n, k);
-  CHECK_CUDA(cudaGetLastError());
+  CHECK_CUDA(launch_bias_relu_aux(d_a, d_b, d_bias, d_d2, d_z, m, n, k, nullptr));
   CHECK_CUDA(cudaDeviceSynchronize());
 
-  std::vector<Element> d(std::size_t(m) * n), d2(d.size());
+  std::vector<__half> d(std::size_t(m) * n), d2(d.size());
   std::vector<float> z(d.size());
-  CHECK_CUDA(cudaMemcpy(d.data(), d_d, d.size() * sizeof(Element), cudaMemcpyDeviceToHost));
-  CHECK_CUDA(cudaMemcpy(d2.data(), d_d2, d2.size() * sizeof(Element), cudaMemcpyDeviceToHost));
+  CHECK_CUDA(cudaMemcpy(d.data(), d_d, d.size() * sizeof(__half), cudaMemcpyDeviceToHost));
+  CHECK_CUDA(cudaMemcpy(d2.data(), d_d2, d2.size() * sizeof(__half), cudaMemcpyDeviceToHost));
   CHECK_CUDA(cudaMemcpy(z.data(), d_z, z.size() * sizeof(float), cudaMemcpyDeviceToHost));
 
   // Reference in double; bound: f16 rounding of the output plus f32 accumulation error.

@@ -14,34 +14,41 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
-#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
 #include <vector>
 
-#include <tilepipe/gemm/kernel_sm90.cuh>
+// [readme:hopper_kernel]
+#include <tilepipe/gemm/kernel_sm90.cuh>  // hopper_tier_available
 #include <tilepipe/mainloop/warp_specialized_mainloop.cuh>
 
-using Element = __half;
-// Two consumer warpgroups of m64n128 over a 128 x 128 tile, four ring slots of 32 KB.
+// A 128 x 128 tile for two consumer warpgroups (64 rows each, one m64n128 wgmma per k step), four
+// ring slots of 32 KB, and a producer warpgroup first: Config::kThreads = 384 threads.
 using Config = tilepipe::HopperTileConfig</*TileM*/ 128, /*TileN*/ 128, /*Stages*/ 4>;
-using Mainloop = tilepipe::WarpSpecializedMainloop<Element, tilepipe::Layout::kRowMajor,
+using Mainloop = tilepipe::WarpSpecializedMainloop<__half, tilepipe::Layout::kRowMajor,
                                                    tilepipe::Layout::kColumnMajor, Config>;
-using Accumulators = Mainloop::Accumulators;
-// The ring and its barriers, plus room to align them to 1024 bytes (TMA's 128-byte swizzle).
-constexpr std::size_t kSmemBytes = sizeof(Mainloop::SharedStorage) + 1024;
+// The ring and its barriers, plus room to align them to 1024 bytes (the period of the 128-byte
+// swizzle that TMA writes and wgmma reads): 130 KB, which the host must allow.
+constexpr int kSmemBytes = sizeof(Mainloop::SharedStorage) + 1024;
 
-// One 128 x 128 tile of D and Z per block. The tensor maps of A and B travel in `load`, which TMA
-// reads from parameter memory (hence __grid_constant__).
+// D = relu(A * B + bias) in f16 and Z = A * B + bias in f32, as gemm_bias_relu_aux, one 128 x 128
+// tile per block. `load` holds the tensor maps of A and B, which TMA reads from the kernel's
+// parameter memory: hence `const __grid_constant__`. The register cap of __launch_bounds__(n, 1)
+// would also let the roles trade registers with setmaxnreg (GemmKernelSm90 does); this kernel has
+// enough without.
 __global__ void __launch_bounds__(Config::kThreads, 1)
-hopper_bias_relu(const __grid_constant__ Mainloop::Params load, const float* bias, Element* d,
+hopper_bias_relu(const __grid_constant__ Mainloop::Params load, const float* bias, __half* d,
                  float* z, int m, int n, int k) {
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)  // wgmma exists only in sm_90a code
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)  // TMA and wgmma exist only in sm_90a code: empty elsewhere
   extern __shared__ unsigned char smem_raw[];
-  const auto aligned = (reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) & ~std::uintptr_t(1023);
-  auto& smem = *reinterpret_cast<Mainloop::SharedStorage*>(aligned);
-  if (threadIdx.x == 0) Mainloop::init(smem, load);  // the ring's barriers, the maps prefetched
+  // Aligned by an offset from the array, so that the pointer stays in the shared state space.
+  const unsigned misalignment = static_cast<unsigned>(__cvta_generic_to_shared(smem_raw)) & 1023u;
+  auto& smem =
+      *reinterpret_cast<Mainloop::SharedStorage*>(smem_raw + ((1024u - misalignment) & 1023u));
+  // One thread initialises the ring's mbarriers (and prefetches the tensor maps); every thread
+  // must reach the barrier, so none may return before it.
+  if (threadIdx.x == 0) Mainloop::init(smem, load);
   __syncthreads();
 
   Mainloop mainloop(smem);
@@ -50,18 +57,24 @@ hopper_bias_relu(const __grid_constant__ Mainloop::Params load, const float* bia
   const int k_tiles = Mainloop::k_tiles(k);
   const int warpgroup = threadIdx.x / 128;
   if (warpgroup == 0) {
-    // Producer: one thread copies every k-tile of A and B into the ring (TMA zero-fills the
-    // parts past M, N and K).
+    // Producer: one thread copies every k-tile of A and B into the ring (TMA zero-fills the parts
+    // past M, N and K); the warpgroup's other 127 threads have nothing to do and return.
     if (threadIdx.x == 0) mainloop.produce(load, state, m0, n0, /*batch=*/0, k_tiles);
   } else {
-    // Consumers: warpgroup g multiplies rows 64 (g - 1) .. of the tile, then writes them.
+    // Consumer c = warpgroup - 1 multiplies rows 64 c .. 64 c + 63 of the tile. All 128 threads
+    // of both consumers call consume, even where those rows lie past M: wgmma is an instruction
+    // of the whole warpgroup, and every warp releases the slots it has read.
     const int consumer = warpgroup - 1;
-    Accumulators acc;
+    Mainloop::Accumulators acc;
     mainloop.consume(acc, state, consumer, k_tiles);
+    // acc.x[i] of thread t of the warpgroup is element (row_of(t, i), col_of(t, i)) of its
+    // 64 x 128 rows: row 16 (t / 32) + (t % 32) / 4 + 8 ((i / 2) % 2), column
+    // 8 (i / 4) + 2 (t % 4) + i % 2.
     const int thread = threadIdx.x % 128;
-    for (int i = 0; i < Accumulators::kRegisters; ++i) {
-      const int row = m0 + 64 * consumer + Accumulators::row_of(thread, i);
-      const int col = n0 + Accumulators::col_of(thread, i);
+#pragma unroll
+    for (int i = 0; i < Mainloop::Accumulators::kRegisters; ++i) {
+      const int row = m0 + 64 * consumer + Mainloop::Accumulators::row_of(thread, i);
+      const int col = n0 + Mainloop::Accumulators::col_of(thread, i);
       if (row < m && col < n) {
         const float v = acc.x[i] + bias[col];
         z[static_cast<long long>(row) * n + col] = v;
@@ -71,6 +84,40 @@ hopper_bias_relu(const __grid_constant__ Mainloop::Params load, const float* bia
   }
 #endif
 }
+// [readme:hopper_kernel]
+
+// [readme:hopper_launch]
+// Runs hopper_bias_relu on `stream` over the whole of D, where the current device can: A (m x k)
+// row-major and B (k x n) column-major, k a multiple of 8 (TMA's strides are multiples of 16
+// bytes).
+tilepipe::Status launch_hopper_bias_relu(const __half* a, const __half* b, const float* bias,
+                                         __half* d, float* z, int m, int n, int k,
+                                         cudaStream_t stream) {
+  using tilepipe::Status;
+  const auto cuda_error = [](cudaError_t e) {
+    return Status::error(Status::Code::kCudaError, cudaGetErrorString(e));
+  };
+  int device = 0;
+  if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return cuda_error(e);
+  // An sm_90 GPU running this program's sm_90a code (a build for plain 90 has none).
+  if (!tilepipe::hopper_tier_available(device))
+    return Status::error(Status::Code::kUnsupportedDevice,
+                         "hopper_bias_relu needs an sm_90 GPU and a build for 90a");
+  // The tensor maps of A and B, one batch: fails naming the argument TMA cannot address.
+  Mainloop::Params load{};
+  const Status s =
+      Mainloop::Loader::make_params(load, a, /*lda=*/k, 0, b, /*ldb=*/k, 0, m, n, k, 1);
+  if (!s) return s;
+  if (const cudaError_t e = cudaFuncSetAttribute(
+          hopper_bias_relu, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+      e != cudaSuccess)
+    return cuda_error(e);
+  const dim3 grid((n + Config::kN - 1) / Config::kN, (m + Config::kM - 1) / Config::kM);
+  hopper_bias_relu<<<grid, Config::kThreads, kSmemBytes, stream>>>(load, bias, d, z, m, n, k);
+  if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) return cuda_error(e);
+  return Status::success();
+}
+// [readme:hopper_launch]
 
 #define CHECK_CUDA(expr)                                                                   \
   do {                                                                                     \
@@ -111,43 +158,36 @@ int main(int argc, char** argv) {
   // Small-integer inputs: A and B in [-1, 1], bias in [-4, 4].
   std::mt19937 rng(2026);
   std::uniform_int_distribution<int> small(-1, 1), wide(-4, 4);
-  std::vector<Element> a(static_cast<std::size_t>(m) * k), b(static_cast<std::size_t>(n) * k);
+  std::vector<__half> a(static_cast<std::size_t>(m) * k), b(static_cast<std::size_t>(n) * k);
   std::vector<float> bias(n);
   for (auto& x : a) x = __float2half(static_cast<float>(small(rng)));
   for (auto& x : b) x = __float2half(static_cast<float>(small(rng)));
   for (auto& x : bias) x = static_cast<float>(wide(rng));
 
-  Element *d_a, *d_b, *d_d;
+  __half *d_a, *d_b, *d_d;
   float *d_bias, *d_z;
-  CHECK_CUDA(cudaMalloc(&d_a, a.size() * sizeof(Element)));
-  CHECK_CUDA(cudaMalloc(&d_b, b.size() * sizeof(Element)));
+  CHECK_CUDA(cudaMalloc(&d_a, a.size() * sizeof(__half)));
+  CHECK_CUDA(cudaMalloc(&d_b, b.size() * sizeof(__half)));
   CHECK_CUDA(cudaMalloc(&d_bias, bias.size() * sizeof(float)));
-  CHECK_CUDA(cudaMalloc(&d_d, static_cast<std::size_t>(m) * n * sizeof(Element)));
+  CHECK_CUDA(cudaMalloc(&d_d, static_cast<std::size_t>(m) * n * sizeof(__half)));
   CHECK_CUDA(cudaMalloc(&d_z, static_cast<std::size_t>(m) * n * sizeof(float)));
-  CHECK_CUDA(cudaMemcpy(d_a, a.data(), a.size() * sizeof(Element), cudaMemcpyHostToDevice));
-  CHECK_CUDA(cudaMemcpy(d_b, b.data(), b.size() * sizeof(Element), cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemcpy(d_a, a.data(), a.size() * sizeof(__half), cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemcpy(d_b, b.data(), b.size() * sizeof(__half), cudaMemcpyHostToDevice));
   CHECK_CUDA(cudaMemcpy(d_bias, bias.data(), bias.size() * sizeof(float), cudaMemcpyHostToDevice));
-  CHECK_CUDA(cudaMemset(d_d, 0xFF, static_cast<std::size_t>(m) * n * sizeof(Element)));  // NaN
+  CHECK_CUDA(cudaMemset(d_d, 0xFF, static_cast<std::size_t>(m) * n * sizeof(__half)));  // NaN
   CHECK_CUDA(cudaMemset(d_z, 0xFF, static_cast<std::size_t>(m) * n * sizeof(float)));
 
-  // The tensor maps of A (m x k, row-major) and B (k x n, column-major), one batch.
-  Mainloop::Params load{};
   const tilepipe::Status s =
-      Mainloop::Loader::make_params(load, d_a, /*lda=*/k, 0, d_b, /*ldb=*/k, 0, m, n, k, 1);
+      launch_hopper_bias_relu(d_a, d_b, d_bias, d_d, d_z, m, n, k, /*stream=*/nullptr);
   if (!s) {
-    std::fprintf(stderr, "make_params: %s\n", s.what());
+    std::fprintf(stderr, "hopper_bias_relu: %s\n", s.what());
     return 1;
   }
-  CHECK_CUDA(cudaFuncSetAttribute(hopper_bias_relu, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  static_cast<int>(kSmemBytes)));
-  const dim3 grid((n + Config::kN - 1) / Config::kN, (m + Config::kM - 1) / Config::kM);
-  hopper_bias_relu<<<grid, Config::kThreads, kSmemBytes>>>(load, d_bias, d_d, d_z, m, n, k);
-  CHECK_CUDA(cudaGetLastError());
   CHECK_CUDA(cudaDeviceSynchronize());
 
-  std::vector<Element> d(static_cast<std::size_t>(m) * n);
+  std::vector<__half> d(static_cast<std::size_t>(m) * n);
   std::vector<float> z(d.size());
-  CHECK_CUDA(cudaMemcpy(d.data(), d_d, d.size() * sizeof(Element), cudaMemcpyDeviceToHost));
+  CHECK_CUDA(cudaMemcpy(d.data(), d_d, d.size() * sizeof(__half), cudaMemcpyDeviceToHost));
   CHECK_CUDA(cudaMemcpy(z.data(), d_z, z.size() * sizeof(float), cudaMemcpyDeviceToHost));
   long long bad = 0;
   for (int i = 0; i < m; ++i)

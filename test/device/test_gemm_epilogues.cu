@@ -15,6 +15,7 @@
 
 #include "gemm_test_util.cuh"
 
+// [readme:row_minus_col]
 // A user-written output operator: D = v + weight * (row - col) (exact with small integers).
 struct RowMinusCol {
   float weight = 1.0f;
@@ -22,6 +23,7 @@ struct RowMinusCol {
     return v + weight * static_cast<float>(row - col);
   }
 };
+// [readme:row_minus_col]
 
 namespace {
 
