@@ -246,17 +246,10 @@ class GemmMixedInput {
     return SplitKWorkspace::make(a.m, a.n, a.layout_cd, slices, 1);
   }
 
-  // The fields of a GemmKernel's Params that come straight from the arguments.
+  // The fields of a GemmKernel's Params that come from the arguments (D and C apart).
   template <class P>
   static P kernel_params(const Arguments& a) {
-    P p{};
-    p.a = a.a;
-    p.b = a.b;
-    p.lda = a.lda;
-    p.ldb = a.ldb;
-    p.k = a.k;
-    p.tiles_m = (a.m + Policy::Tile::kM - 1) / Policy::Tile::kM;
-    p.tiles_n = (a.n + Policy::Tile::kN - 1) / Policy::Tile::kN;
+    auto p = detail::operand_params<P>(a, Policy::Tile::kM, Policy::Tile::kN);
     p.transform_b = Transform::make(a.scale, a.n, a.n, a.k, a.group);
     return p;
   }

@@ -234,22 +234,9 @@ class GemmSm80 {
     return StreamKWorkspace::make(stream_k_partition(a), Policy::Tile::kM, Policy::Tile::kN);
   }
 
-  // The fields of a kernel's Params that come straight from the arguments (not D).
   template <class P>
   static P kernel_params(const Arguments& a) {
-    P p{};
-    p.a = a.a;
-    p.b = a.b;
-    p.lda = a.lda;
-    p.ldb = a.ldb;
-    p.batch_stride_a = a.batch_stride_a;
-    p.batch_stride_b = a.batch_stride_b;
-    p.batch_stride_c = a.batch_stride_c;
-    p.batch_stride_d = a.batch_stride_d;
-    p.k = a.k;
-    p.tiles_m = tiles_m(a);
-    p.tiles_n = tiles_n(a);
-    return p;
+    return detail::operand_params<P>(a, Policy::Tile::kM, Policy::Tile::kN);
   }
 
   // Stream-K: zero the tile counters, then the persistent kernel.

@@ -227,6 +227,35 @@ __global__ void __launch_bounds__(Kernel::kThreads)
 #endif
 }
 
+namespace detail {
+template <class Args, class = void>
+struct HasBatches : std::false_type {};
+template <class Args>
+struct HasBatches<Args, std::void_t<decltype(Args::batch_count)>> : std::true_type {};
+
+//! The fields of a GEMM kernel's Params (GemmKernel, StreamKGemmKernel) that come straight from
+//! arguments `a` for tiles of `tile_m x tile_n`: A, B, K, the tile counts, and the batch strides
+//! where the arguments have batches. D, C and the rest are the caller's.
+template <class P, class Args>
+P operand_params(const Args& a, int tile_m, int tile_n) {
+  P p{};
+  p.a = a.a;
+  p.b = a.b;
+  p.lda = a.lda;
+  p.ldb = a.ldb;
+  if constexpr (HasBatches<Args>::value) {
+    p.batch_stride_a = a.batch_stride_a;
+    p.batch_stride_b = a.batch_stride_b;
+    p.batch_stride_c = a.batch_stride_c;
+    p.batch_stride_d = a.batch_stride_d;
+  }
+  p.k = a.k;
+  p.tiles_m = (a.m + tile_m - 1) / tile_m;
+  p.tiles_n = (a.n + tile_n - 1) / tile_n;
+  return p;
+}
+}  // namespace detail
+
 template <class Mainloop, class Epilogue, class Raster, SliceReduction kReduction>
 auto GemmKernel<Mainloop, Epilogue, Raster, kReduction>::entry() -> Entry {
   if constexpr (kCluster) return gemm_cluster_kernel<GemmKernel>;
