@@ -14,14 +14,15 @@
 // checked through split-K's and stream-K's kernels, and with 16 x 16 warp tiles (one m16 tile).
 //
 // tf32 also has a Hopper tier (GemmSm90 on float: TMA, wgmma m64nNk8 ...tf32), which wgmma
-// feeds the f32 bits of shared memory unrounded: its tests (Tf32Hopper*, Tf32NNHopper*) skip on
-// a GPU that is not sm_90 or in a build without 90a, and fail where both have the tier but it
-// cannot run (TP_REQUIRE_HOPPER_TIER); the Ampere tier's tests run there through run_on. The
-// Hopper tier adds two kernels: GemmMultistage's own (f32 out, tested directly as GemmSm90 too)
-// and an f16-out GemmSm90. wgmma reads tf32 only K-major, so for NN (A column-major) and NT (A
-// column-major, B row-major) the Hopper tier copies those operands K-major into the workspace
-// first (k_major_transpose.cuh, tested alone below) and runs the same two GemmSm90 kernels: NN
-// adds one GEMM kernel (its Ampere tier's, 16-byte only), NT none.
+// feeds the f32 bits of shared memory unrounded: its tests (Tf32Hopper*, Tf32NNHopper*,
+// Tf32TTHopper) skip on a GPU that is not sm_90 or in a build without 90a, and fail where both
+// have the tier but it cannot run (TP_REQUIRE_HOPPER_TIER); the Ampere tier's tests run there
+// through run_on. The Hopper tier adds two kernels: GemmMultistage's own (f32 out, tested directly
+// as GemmSm90 too) and an f16-out GemmSm90. wgmma reads tf32 only K-major, so for NN (A
+// column-major), TT (B row-major) and NT (A column-major, B row-major) the Hopper tier copies
+// those operands K-major into the workspace first (k_major_transpose.cuh, tested alone below) and
+// runs the same two GemmSm90 kernels: NN and TT add one GEMM kernel each (their Ampere tier's,
+// 16-byte only), NT none.
 
 #include <gtest/gtest.h>
 
@@ -72,6 +73,13 @@ using Tf32NN = tilepipe::GemmMultistage<float, float, Layout::kColumnMajor, Layo
                                         /*AnyAlignment=*/false>;
 using Tf32NNAmpere = OnTier<Tf32NN, tilepipe::GemmTier::kAmpere>;
 using Tf32NNHopper = OnTier<Tf32NN, tilepipe::GemmTier::kHopper>;
+// A and B row-major (A K-major, B N-major: the Hopper tier copies B alone), f32 out, 16-byte
+// aligned arguments only: like NN, one new GEMM kernel, the Ampere tier's.
+using Tf32TT = tilepipe::GemmMultistage<float, float, Layout::kRowMajor, Layout::kRowMajor, 3,
+                                        tilepipe::Identity, Tf32Tile, /*SplitK=*/false,
+                                        /*AnyAlignment=*/false>;
+using Tf32TTAmpere = OnTier<Tf32TT, tilepipe::GemmTier::kAmpere>;
+using Tf32TTHopper = OnTier<Tf32TT, tilepipe::GemmTier::kHopper>;
 // The Hopper tier's GEMMs themselves: TN's (f32 out, 3 stages: the 128 x 256 tile, 32 k a slot)
 // and one with f16 out.
 using Sm90Tf32 = Tf32TN::HopperGemm;
@@ -80,8 +88,10 @@ static_assert(std::is_same_v<Sm90Tf32, tilepipe::GemmSm90<float, float, Layout::
               "GemmMultistage's tf32 TN runs GemmSm90 with its stage count");
 using Sm90Tf32ToF16 = tilepipe::GemmSm90<float, __half, Layout::kRowMajor, Layout::kColumnMajor, 3>;
 static_assert(std::is_same_v<Tf32NN::HopperGemm, Sm90Tf32> &&
+                  std::is_same_v<Tf32TT::HopperGemm, Sm90Tf32> &&
                   std::is_same_v<Tf32NT::HopperGemm, Sm90Tf32ToF16>,
-              "tf32 NN and NT run the TN GemmSm90 kernels on K-major copies: no new Hopper kernel");
+              "tf32 NN, TT and NT run the TN GemmSm90 kernels on K-major copies: no new Hopper "
+              "kernel");
 
 // The library's own answer, which TP_REQUIRE_HOPPER_TIER asserts where the GPU and the build have
 // the tier (it decides whether to skip without asking the library).
@@ -257,6 +267,7 @@ TEST(GemmF32, Tf32ExactOnSmallIntegers) {
   run_exact<Tf32TNAmpere, float>(100);
   run_exact<Tf32NTAmpere, __half>(200);
   run_exact<Tf32NNAmpere, float>(250);
+  run_exact<Tf32TTAmpere, float>(260);
 }
 
 TEST(GemmF32, Tf32RoundsInputsToNearest) {
@@ -291,8 +302,10 @@ TEST(GemmF32, Tf32TierChoice) {
   // operands copied K-major first) only with a workspace: without one it runs on the Ampere tier,
   // and run_on refuses the Hopper tier naming the workspace.
   static_assert(Tf32TN::kHasHopperTier && Tf32NT::kHasHopperTier && Tf32NT::kCopyA &&
-                    Tf32NT::kCopyB && !Tf32TN::kCopyA && !Tf32TN::kCopyB,
-                "tf32 TN runs on the Hopper tier as it is, NT on K-major copies of A and B");
+                    Tf32NT::kCopyB && !Tf32TN::kCopyA && !Tf32TN::kCopyB && !Tf32TT::kCopyA &&
+                    Tf32TT::kCopyB,
+                "tf32 TN runs on the Hopper tier as it is, NT on K-major copies of A and B, TT on "
+                "one of B");
   Tf32TN::Arguments args;
   args.m = args.n = args.k = 16;
   tptest::DeviceBuffer<float> a(16 * 16), b(16 * 16), d(16 * 16);
@@ -548,4 +561,22 @@ TEST(GemmF32, Tf32NNHopperWithinBoundOnUniformInputs) {
                                    Tf32Bound{0x1p-24, 0x1p-10}, 1760);
   run_checked<Tf32NTHopper, __half>(129, 300, 517, uniform, uniform, identity,
                                     Tf32Bound{0x1p-11, 0x1p-10}, 1770);
+}
+
+TEST(GemmF32, Tf32TTHopper) {
+  TP_REQUIRE_HOPPER_TIER(hopper_tier_available());
+  // A and B row-major: the Hopper tier copies B alone K-major (to the workspace's start) and runs
+  // TN's GemmSm90 on A as it is. The exact cases (edges, K below the k-block and the slot, beta,
+  // batches with padded leading dimensions, both D layouts; the workspace between guard bands),
+  // B shared by every batch (one copy of it), then uniform inputs within the Hopper tier's bound
+  // through run (which takes the Hopper tier here, given the workspace) and run_on; M, N and K
+  // none a multiple of the tile or the slot.
+  run_exact<Tf32TTHopper, float>(1800);
+  tptest::run_gemm_case<Tf32TTHopper, float, float>(
+      {131, 259, 77, Layout::kColumnMajor, 1.0f, 0.5f, 3, 8, /*broadcast_b=*/true},
+      Reference::kExactCpu, 1810);
+  run_checked<Tf32TT, float>(257, 131, 333, uniform, uniform, identity, Tf32Bound{0x1p-24, 0x1p-10},
+                             1820);
+  run_checked<Tf32TTHopper, float>(67, 300, 1001, uniform, uniform, identity,
+                                   Tf32Bound{0x1p-24, 0x1p-10}, 1830);
 }
