@@ -3,11 +3,14 @@
 #
 #   scripts/gpu_check.sh LOGDIR
 #
-# Configures with the `gpu` preset (Ninja, Release, CMAKE_CUDA_ARCHITECTURES=native,
-# build dir build/gpu), builds with every core, runs ctest once per label (host, codegen,
-# device), runs every example program, writes one log per step into LOGDIR (configure.log,
-# build.log, ctest-<label>.log, examples.log, ...) and prints a summary LAST (also kept in
-# summary.log). Exit status 0 only if every step passed.
+# Configures with the `gpu` preset (Ninja, Release, CMAKE_CUDA_ARCHITECTURES=native, or 90a on
+# an sm_90 GPU; build dir build/gpu), builds with every core, runs ctest once per label (host,
+# codegen, device), runs every example program, writes one log per step into LOGDIR
+# (configure.log, build.log, ctest-<label>.log, examples.log, ...) and prints a summary LAST
+# (also kept in summary.log). Exit status 0 only if every step passed.
+# On an sm_90 GPU it stops after configuring, before building or running anything, where the
+# build's architectures lack 90a (e.g. TILEPIPE_CMAKE_ARGS=-DCMAKE_CUDA_ARCHITECTURES=native,
+# which CMake reads as plain 90 there): the Hopper tier's tests would skip and every step pass.
 # On this machine a skipped device test is a failure (it means the GPU was not usable);
 # set TILEPIPE_ALLOW_SKIPPED=1 to accept skips.
 #
@@ -104,16 +107,45 @@ step_environment() {
   return 0
 }
 
+# The compute capability of the first GPU ("9.0"), as nvidia-smi gives it; empty where it cannot.
+gpu_compute_cap() {
+  nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d ' '
+}
+
 # The preset builds for `native`, which CMake reads as plain 90 on a Hopper GPU: that would
 # leave the Hopper tier (sm_90a only) out. There, build for 90a.
 step_configure() {
   local archs=()
-  if [[ $(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1) == "9.0" ]]; then
+  if [[ $(gpu_compute_cap) == "9.0" ]]; then
     archs=(-DCMAKE_CUDA_ARCHITECTURES=90a)
   fi
   # shellcheck disable=SC2086  # TILEPIPE_CMAKE_ARGS is a list of arguments
   logged configure.log cmake --preset "${PRESET}" "${archs[@]}" ${TILEPIPE_CMAKE_ARGS:-} ||
     { STEP_DETAIL="see configure.log"; return 1; }
+}
+
+# step_architectures: on an sm_90 GPU the build must include 90a (its CMakeCache.txt; `native`
+# resolved to what CMake found, which is never 90a), or the Hopper tier's tests skip and pass.
+step_architectures() {
+  local cc archs native resolved cache="build/${PRESET}/CMakeCache.txt"
+  cc=$(gpu_compute_cap)
+  archs=$(sed -n 's/^CMAKE_CUDA_ARCHITECTURES:[A-Z]*=//p' "${cache}" 2>/dev/null)
+  resolved=${archs}
+  if [[ ${archs} == native ]]; then
+    native=$(sed -n 's/^set(CMAKE_CUDA_ARCHITECTURES_NATIVE "\(.*\)")$/\1/p' \
+      "build/${PRESET}"/CMakeFiles/*/CMakeCUDACompiler.cmake 2>/dev/null | head -n 1)
+    resolved="native (${native:-the GPU architecture as a plain number, never 90a})"
+  fi
+  STEP_DETAIL="GPU compute capability ${cc:-unknown}, build for ${resolved:-unknown}"
+  [[ ${cc} == "9.0" ]] || return 0
+  local has_90a=';90a(-real|-virtual)?;'
+  [[ ";${archs};" =~ ${has_90a} ]] && return 0
+  STEP_DETAIL="build/${PRESET} is for CMAKE_CUDA_ARCHITECTURES=${resolved:-unknown}, which lacks"
+  STEP_DETAIL+=" 90a, on an sm_90 GPU: the Hopper tier would go untested. Configure with"
+  STEP_DETAIL+=" -DCMAKE_CUDA_ARCHITECTURES=90a (or \"80;90a\"), e.g. by leaving"
+  STEP_DETAIL+=" CMAKE_CUDA_ARCHITECTURES out of TILEPIPE_CMAKE_ARGS"
+  echo "[gpu_check] refused: ${STEP_DETAIL}" >&2
+  return 1
 }
 
 step_build() {
@@ -301,8 +333,13 @@ selected() {
 
 main() {
   step environment step_environment
-  if step configure step_configure && step build step_build; then
-    BUILD_OK=1
+  if step configure step_configure; then
+    # A build that lacks the GPU's tier stops here, before anything is built or run.
+    if ! step architectures step_architectures; then
+      print_summary
+      exit 1
+    fi
+    step build step_build && BUILD_OK=1
   fi
   selected ctest-host step_ctest host
   selected ctest-codegen step_ctest codegen

@@ -15,18 +15,21 @@
 #include <thread>
 #include <vector>
 
-// Guards a test of the Hopper tier. It skips (saying why) on a GPU that is not sm_90 or in a build
-// without 90a; where both hold, it does not decide by asking the library, so a test whose tier
-// cannot run there fails (its own ASSERTs, or `available`, below) instead of passing silently.
-// `available` is the library's own answer (e.g. `GemmSm90<...>::available()`), checked to agree.
-#define TP_REQUIRE_HOPPER_TIER(available)                                                        \
-  do {                                                                                           \
-    if (!::tptest::gpu_is_sm90())                                                                \
-      GTEST_SKIP() << "the Hopper tier needs an sm_90 GPU (H100, H200)";                        \
-    if (!::tptest::build_has_sm90a())                                                            \
-      GTEST_SKIP() << "this build has no sm_90a code (CMAKE_CUDA_ARCHITECTURES lacks 90a)";     \
-    ASSERT_TRUE(available) << "an sm_90 GPU and a build for 90a, yet the library says the "      \
-                              "Hopper tier is not available";                                    \
+// Guards a test of the Hopper tier: skips (saying why) on a GPU that is not sm_90 or in a build
+// without 90a; where both hold it does not ask the library, so a test whose tier cannot run there
+// fails instead of passing silently. The arguments are the library's own answer (e.g.
+// `GemmSm90<A, B, LA, LB>::available()`; variadic, for a template's commas), asserted to agree.
+// A GPU whose compute capability cannot be read fails the test rather than skipping it.
+#define TP_REQUIRE_HOPPER_TIER(...)                                                                \
+  do {                                                                                             \
+    const int tp_cc_ = ::tptest::gpu_compute_capability();                                         \
+    ASSERT_GT(tp_cc_, 0) << "the current GPU's compute capability could not be read";              \
+    if (tp_cc_ != 90)                                                                              \
+      GTEST_SKIP() << "the Hopper tier needs an sm_90 GPU (H100, H200); this is sm_" << tp_cc_;    \
+    if (!::tptest::build_has_sm90a())                                                              \
+      GTEST_SKIP() << "this build has no sm_90a code (CMAKE_CUDA_ARCHITECTURES lacks 90a)";        \
+    ASSERT_TRUE((__VA_ARGS__)) << "an sm_90 GPU and a build for 90a, yet the library says the "    \
+                                  "Hopper tier is not available";                                  \
   } while (0)
 
 // Fails the current test (and returns from it) when a CUDA call does not succeed.
@@ -45,14 +48,19 @@
 
 namespace tptest {
 
-// Whether the current GPU is an sm_90 part (H100, H200), which has the Hopper tier's instructions.
-inline bool gpu_is_sm90() {
+// The current GPU's compute capability as 10 * major + minor (90 for H100 and H200), or 0 where
+// it cannot be read.
+inline int gpu_compute_capability() {
   int device = 0, major = 0, minor = 0;
-  return cudaGetDevice(&device) == cudaSuccess &&
-         cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
-         cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) == cudaSuccess &&
-         major == 9 && minor == 0;
+  const bool read =
+      cudaGetDevice(&device) == cudaSuccess &&
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) == cudaSuccess;
+  return read ? 10 * major + minor : 0;
 }
+
+// Whether the current GPU is an sm_90 part (H100, H200), which has the Hopper tier's instructions.
+inline bool gpu_is_sm90() { return gpu_compute_capability() == 90; }
 
 // Whether this test program was built with sm_90a code (CMake's architectures name 90a).
 constexpr bool build_has_sm90a() {
@@ -79,6 +87,10 @@ inline cudaError_t synchronize_within(double seconds, const char* what) {
   }
   return e == cudaSuccess ? cudaDeviceSynchronize() : e;
 }
+
+// Whether the Hopper tier must run here, by the rule of TP_REQUIRE_HOPPER_TIER (an sm_90 GPU and a
+// build for 90a), not by the library's own answer: for tests that expect a tier or count problems.
+inline bool hopper_tier_expected() { return gpu_is_sm90() && build_has_sm90a(); }
 
 // Device memory for `n` elements of T, freed on scope exit.
 template <class T>

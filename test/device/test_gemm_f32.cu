@@ -14,13 +14,15 @@
 // checked through split-K's and stream-K's kernels, and with 16 x 16 warp tiles (one m16 tile).
 //
 // tf32 also has a Hopper tier (GemmSm90 on float: TMA, wgmma m64nNk8 ...tf32), which wgmma
-// feeds the f32 bits of shared memory unrounded: its tests (Tf32Hopper*, Tf32NNHopper*) skip where
-// the device does not run sm_90a code, and the Ampere tier's tests run there through run_on. The
-// Hopper tier adds two kernels: GemmMultistage's own (f32 out, tested directly as GemmSm90 too)
-// and an f16-out GemmSm90. wgmma reads tf32 only K-major, so for NN (A column-major) and NT (A
-// column-major, B row-major) the Hopper tier copies those operands K-major into the workspace
-// first (k_major_transpose.cuh, tested alone below) and runs the same two GemmSm90 kernels: NN
-// adds one GEMM kernel (its Ampere tier's, 16-byte only), NT none.
+// feeds the f32 bits of shared memory unrounded: its tests (Tf32Hopper*, Tf32NNHopper*,
+// Tf32TTHopper) skip on a GPU that is not sm_90 or in a build without 90a, and fail where both
+// have the tier but it cannot run (TP_REQUIRE_HOPPER_TIER); the Ampere tier's tests run there
+// through run_on. The Hopper tier adds two kernels: GemmMultistage's own (f32 out, tested directly
+// as GemmSm90 too) and an f16-out GemmSm90. wgmma reads tf32 only K-major, so for NN (A
+// column-major), TT (B row-major) and NT (A column-major, B row-major) the Hopper tier copies
+// those operands K-major into the workspace first (k_major_transpose.cuh, tested alone below) and
+// runs the same two GemmSm90 kernels: NN and TT add one GEMM kernel each (their Ampere tier's,
+// 16-byte only), NT none.
 
 #include <gtest/gtest.h>
 
@@ -71,6 +73,13 @@ using Tf32NN = tilepipe::GemmMultistage<float, float, Layout::kColumnMajor, Layo
                                         /*AnyAlignment=*/false>;
 using Tf32NNAmpere = OnTier<Tf32NN, tilepipe::GemmTier::kAmpere>;
 using Tf32NNHopper = OnTier<Tf32NN, tilepipe::GemmTier::kHopper>;
+// A and B row-major (A K-major, B N-major: the Hopper tier copies B alone), f32 out, 16-byte
+// aligned arguments only: like NN, one new GEMM kernel, the Ampere tier's.
+using Tf32TT = tilepipe::GemmMultistage<float, float, Layout::kRowMajor, Layout::kRowMajor, 3,
+                                        tilepipe::Identity, Tf32Tile, /*SplitK=*/false,
+                                        /*AnyAlignment=*/false>;
+using Tf32TTAmpere = OnTier<Tf32TT, tilepipe::GemmTier::kAmpere>;
+using Tf32TTHopper = OnTier<Tf32TT, tilepipe::GemmTier::kHopper>;
 // The Hopper tier's GEMMs themselves: TN's (f32 out, 3 stages: the 128 x 256 tile, 32 k a slot)
 // and one with f16 out.
 using Sm90Tf32 = Tf32TN::HopperGemm;
@@ -79,15 +88,14 @@ static_assert(std::is_same_v<Sm90Tf32, tilepipe::GemmSm90<float, float, Layout::
               "GemmMultistage's tf32 TN runs GemmSm90 with its stage count");
 using Sm90Tf32ToF16 = tilepipe::GemmSm90<float, __half, Layout::kRowMajor, Layout::kColumnMajor, 3>;
 static_assert(std::is_same_v<Tf32NN::HopperGemm, Sm90Tf32> &&
+                  std::is_same_v<Tf32TT::HopperGemm, Sm90Tf32> &&
                   std::is_same_v<Tf32NT::HopperGemm, Sm90Tf32ToF16>,
-              "tf32 NN and NT run the TN GemmSm90 kernels on K-major copies: no new Hopper kernel");
+              "tf32 NN, TT and NT run the TN GemmSm90 kernels on K-major copies: no new Hopper "
+              "kernel");
 
+// The library's own answer, which TP_REQUIRE_HOPPER_TIER asserts where the GPU and the build have
+// the tier (it decides whether to skip without asking the library).
 bool hopper_tier_available() { return Sm90Tf32::available(); }
-
-#define SKIP_WITHOUT_HOPPER_TIER()                                                              \
-  if (!hopper_tier_available())                                                                 \
-  GTEST_SKIP() << "the current device does not run sm_90a code (needs an sm_90 GPU and a build " \
-                  "for 90a)"
 
 using SimtTile = tilepipe::DefaultF32TileConfig<tilepipe::MathSimtF32>;
 // All four layouts; only TN with the narrow kernel (AnyAlignment), the others without it.
@@ -259,6 +267,7 @@ TEST(GemmF32, Tf32ExactOnSmallIntegers) {
   run_exact<Tf32TNAmpere, float>(100);
   run_exact<Tf32NTAmpere, __half>(200);
   run_exact<Tf32NNAmpere, float>(250);
+  run_exact<Tf32TTAmpere, float>(260);
 }
 
 TEST(GemmF32, Tf32RoundsInputsToNearest) {
@@ -288,12 +297,15 @@ TEST(GemmF32, Tf32WithinBoundOnUniformInputs) {
 }
 
 TEST(GemmF32, Tf32TierChoice) {
-  // wgmma has no transpose for tf32: TN takes the Hopper tier where the device runs sm_90a code;
-  // NT (both operands copied K-major first) only with a workspace: without one it runs on the
-  // Ampere tier, and run_on refuses the Hopper tier naming the workspace.
+  // wgmma has no transpose for tf32: TN takes the Hopper tier on an sm_90 GPU in a build for 90a
+  // (hopper_tier_expected: the GPU and the build decide, not the library's own answer); NT (both
+  // operands copied K-major first) only with a workspace: without one it runs on the Ampere tier,
+  // and run_on refuses the Hopper tier naming the workspace.
   static_assert(Tf32TN::kHasHopperTier && Tf32NT::kHasHopperTier && Tf32NT::kCopyA &&
-                    Tf32NT::kCopyB && !Tf32TN::kCopyA && !Tf32TN::kCopyB,
-                "tf32 TN runs on the Hopper tier as it is, NT on K-major copies of A and B");
+                    Tf32NT::kCopyB && !Tf32TN::kCopyA && !Tf32TN::kCopyB && !Tf32TT::kCopyA &&
+                    Tf32TT::kCopyB,
+                "tf32 TN runs on the Hopper tier as it is, NT on K-major copies of A and B, TT on "
+                "one of B");
   Tf32TN::Arguments args;
   args.m = args.n = args.k = 16;
   tptest::DeviceBuffer<float> a(16 * 16), b(16 * 16), d(16 * 16);
@@ -302,7 +314,8 @@ TEST(GemmF32, Tf32TierChoice) {
   args.b = b.get(); args.ldb = 16;
   args.d = d.get(); args.ldd = 16;
   EXPECT_EQ(Tf32TN::tier(args),
-            hopper_tier_available() ? tilepipe::GemmTier::kHopper : tilepipe::GemmTier::kAmpere);
+            tptest::hopper_tier_expected() ? tilepipe::GemmTier::kHopper
+                                           : tilepipe::GemmTier::kAmpere);
   Tf32NT::Arguments nt;
   nt.m = nt.n = nt.k = 16;
   tptest::DeviceBuffer<__half> d16(16 * 16);
@@ -317,7 +330,7 @@ TEST(GemmF32, Tf32TierChoice) {
 }
 
 TEST(GemmF32, Tf32HopperExactOnSmallIntegers) {
-  SKIP_WITHOUT_HOPPER_TIER();
+  TP_REQUIRE_HOPPER_TIER(hopper_tier_available());
   // The exact cases (edges in M and N, K below one k8 step, below and not a multiple of the
   // 32-deep slot, beta, batches, padding, both D layouts) on GemmSm90 itself, f32 and f16 out:
   // integers in [-3, 3] have no bits below tf32's, so truncation and rounding agree on them.
@@ -332,7 +345,7 @@ TEST(GemmF32, Tf32HopperExactOnSmallIntegers) {
 }
 
 TEST(GemmF32, Tf32GemmMultistageTakesTheHopperTier) {
-  SKIP_WITHOUT_HOPPER_TIER();
+  TP_REQUIRE_HOPPER_TIER(hopper_tier_available());
   // GemmMultistage's tf32 TN on its own (run, which picks the Hopper tier here) and forced onto it
   // (run_on, which fails rather than fall back): small integers, then uniform inputs within the
   // truncation bound. K = 300 and 1000 are not multiples of the 32-deep slot.
@@ -487,8 +500,8 @@ TEST(GemmF32, Tf32TransposeToKMajor) {
 
 TEST(GemmF32, Tf32NNWorkspace) {
   // Without a workspace tf32 NN runs on the Ampere tier (checked exactly), and run_on refuses
-  // the Hopper tier naming the workspace; with one it takes the Hopper tier where the device runs
-  // sm_90a code; a workspace too small is refused on every device.
+  // the Hopper tier naming the workspace; with one it takes the Hopper tier on an sm_90 GPU in a
+  // build for 90a (hopper_tier_expected); a workspace too small is refused on every device.
   static_assert(Tf32NN::kHasHopperTier && Tf32NN::kCopyA && !Tf32NN::kCopyB);
   Tf32NN::Arguments args;
   args.m = args.n = args.k = 16;
@@ -505,7 +518,8 @@ TEST(GemmF32, Tf32NNWorkspace) {
   args.workspace = ws.get();
   args.workspace_bytes = ws.bytes();
   EXPECT_EQ(Tf32NN::tier(args),
-            hopper_tier_available() ? tilepipe::GemmTier::kHopper : tilepipe::GemmTier::kAmpere);
+            tptest::hopper_tier_expected() ? tilepipe::GemmTier::kHopper
+                                           : tilepipe::GemmTier::kAmpere);
   args.workspace_bytes = ws.bytes() - 4;
   s = Tf32NN::run(args);
   EXPECT_EQ(s.code(), tilepipe::Status::Code::kInvalidArgument);
@@ -520,7 +534,7 @@ TEST(GemmF32, Tf32NNWorkspace) {
 }
 
 TEST(GemmF32, Tf32NNHopperExactOnSmallIntegers) {
-  SKIP_WITHOUT_HOPPER_TIER();
+  TP_REQUIRE_HOPPER_TIER(hopper_tier_available());
   // The exact cases on the Hopper tier through A's K-major copy (NN, f32 out) and through both
   // copies (NT, f16 out): edges, K below the k-block and the slot, beta, batches with padded
   // leading dimensions (lda > M, ldb > N), both D layouts; the workspace between guard bands.
@@ -537,7 +551,7 @@ TEST(GemmF32, Tf32NNHopperExactOnSmallIntegers) {
 }
 
 TEST(GemmF32, Tf32NNHopperWithinBoundOnUniformInputs) {
-  SKIP_WITHOUT_HOPPER_TIER();
+  TP_REQUIRE_HOPPER_TIER(hopper_tier_available());
   // Uniform inputs within the Hopper tier's bound (inputs not rounded: 2^-10), through run (which
   // takes the Hopper tier here, given the workspace) and run_on; M, N and K none a multiple of
   // the tile or the slot.
@@ -547,4 +561,22 @@ TEST(GemmF32, Tf32NNHopperWithinBoundOnUniformInputs) {
                                    Tf32Bound{0x1p-24, 0x1p-10}, 1760);
   run_checked<Tf32NTHopper, __half>(129, 300, 517, uniform, uniform, identity,
                                     Tf32Bound{0x1p-11, 0x1p-10}, 1770);
+}
+
+TEST(GemmF32, Tf32TTHopper) {
+  TP_REQUIRE_HOPPER_TIER(hopper_tier_available());
+  // A and B row-major: the Hopper tier copies B alone K-major (to the workspace's start) and runs
+  // TN's GemmSm90 on A as it is. The exact cases (edges, K below the k-block and the slot, beta,
+  // batches with padded leading dimensions, both D layouts; the workspace between guard bands),
+  // B shared by every batch (one copy of it), then uniform inputs within the Hopper tier's bound
+  // through run (which takes the Hopper tier here, given the workspace) and run_on; M, N and K
+  // none a multiple of the tile or the slot.
+  run_exact<Tf32TTHopper, float>(1800);
+  tptest::run_gemm_case<Tf32TTHopper, float, float>(
+      {131, 259, 77, Layout::kColumnMajor, 1.0f, 0.5f, 3, 8, /*broadcast_b=*/true},
+      Reference::kExactCpu, 1810);
+  run_checked<Tf32TT, float>(257, 131, 333, uniform, uniform, identity, Tf32Bound{0x1p-24, 0x1p-10},
+                             1820);
+  run_checked<Tf32TTHopper, float>(67, 300, 1001, uniform, uniform, identity,
+                                   Tf32Bound{0x1p-24, 0x1p-10}, 1830);
 }

@@ -13,8 +13,10 @@
 // TILEPIPE_FUZZ_MAX_DIM caps M, N and K (scripts/gpu_check.sh sets it under compute-sanitizer).
 // A few configurations fuse an output operator (relu(scale[row] * v + bias[col]), one of them
 // with split-K); their problems draw random scales and biases, and the reference applies them.
-// On a device that runs the Hopper tier, about half of the problems without split-K run on it
-// (GemmMultistage::run_on) and the rest on the Ampere tier; the summary counts both.
+// On an sm_90 GPU in a build for 90a, about half of the aligned problems without split-K run on
+// the Hopper tier (GemmMultistage::run_on, which fails rather than fall back) and the rest on the
+// Ampere tier; the summary counts both, and the test fails where a tier got less than its
+// minimum share (kMinHopperShare, kMinAmpereShare).
 // A quarter of the problems are unaligned: leading dimensions that are not multiples of 16
 // bytes (the matrix's extent plus 0..2 elements, odd where that would be a multiple of 8) and
 // every pointer one element past its allocation's start, run by a small table of its own
@@ -85,12 +87,14 @@ const std::vector<GemmConfig>& narrow_configs() {
   return configs;
 }
 
-// Whether the current device runs the Hopper tier (an sm_90 GPU, and this program's sm_90a code).
-bool hopper_tier_available() {
-  static const bool yes =
-      tilepipe::GemmSm90<__half, __half, Layout::kRowMajor, Layout::kColumnMajor>::available();
-  return yes;
-}
+// The least share of the problems each tier must get where the GPU and the build have it: the
+// draw gives the Hopper tier half of the aligned problems without split-K (29% of all) and the
+// Ampere tier the rest (all of them without the Hopper tier); at 500 problems and more, both
+// minimums are over 4 standard deviations below those means, at the default 1,000 over 6.
+constexpr double kMinHopperShare = 0.20;
+constexpr double kMinAmpereShare = 0.60;
+// Below this many problems (the sanitizer runs draw 60) a share says too little to be asserted.
+constexpr long long kMinProblemsForShares = 500;
 
 std::uint64_t env_u64(const char* name, std::uint64_t fallback) {
   const char* v = std::getenv(name);
@@ -173,8 +177,9 @@ Problem draw_problem(std::uint64_t seed, std::uint64_t index) {
     p.split_k = splits[pick(4)];
   }
   // Each tier gets about half of the problems it can run (the Hopper tier: those without split-K,
-  // on a device that runs sm_90a code).
-  p.hopper = pick(2) == 0 && p.split_k == 1 && hopper_tier_available();
+  // on an sm_90 GPU in a build for 90a; by that rule, not the library's own answer, which would let
+  // a wrong "not available" move every problem to the Ampere tier silently).
+  p.hopper = pick(2) == 0 && p.split_k == 1 && tptest::hopper_tier_expected();
   // Drawn after everything else, for the same reason: a quarter of the problems are unaligned.
   p.narrow = -1;
   if (pick(4) == 0) {
@@ -187,7 +192,8 @@ Problem draw_problem(std::uint64_t seed, std::uint64_t index) {
 
 struct Stats {
   long long problems = 0, cpu_refs = 0, cublas_refs = 0, elements = 0, guard_elements = 0;
-  long long hopper_problems = 0;   // run on the Hopper tier (the rest on the Ampere tier)
+  long long hopper_problems = 0;   // run on the Hopper tier
+  long long ampere_problems = 0;   // run on the Ampere tier
   long long split_k_problems = 0;  // run with more than one K slice
   long long narrow_problems = 0;   // unaligned, run on a narrow kernel
   double worst_ratio = 0;  // largest |error| / bound seen
@@ -290,6 +296,7 @@ std::string check_problem(const Problem& p, cublasHandle_t handle, Stats& stats)
   if (e != cudaSuccess) return cuda_fail("kernel", e);
   if (args.workspace_bytes > 0) ++stats.split_k_problems;
   if (p.hopper) ++stats.hopper_problems;
+  else ++stats.ampere_problems;
   if (p.narrow >= 0) ++stats.narrow_problems;
   if (!workspace_guards_intact(*workspace)) return "the split-K workspace's guard bands were written";
 
@@ -450,11 +457,24 @@ TEST(GemmRandom, Differential) {
               "double, %lld vs cuBLAS, %lld with split-K, %lld unaligned), %lld "
               "elements and %lld guard elements checked, %lld failures, worst |error|/bound %.3g, "
               "%.1f s, seed %llu\n",
-              stats.problems, stats.hopper_problems, stats.problems - stats.hopper_problems,
+              stats.problems, stats.hopper_problems, stats.ampere_problems,
               stats.cpu_refs, stats.cublas_refs, stats.split_k_problems, stats.narrow_problems, stats.elements,
               stats.guard_elements, failures, stats.worst_ratio, secs, static_cast<unsigned long long>(seed));
   EXPECT_EQ(failures, 0) << "seed " << seed;
-  if (!only) EXPECT_EQ(stats.problems, static_cast<long long>(count));
+  if (only) return;
+  EXPECT_EQ(stats.problems, static_cast<long long>(count));
+  // Each tier's share, where it must run (the Ampere tier on every GPU the test runs on).
+  const long long problems = static_cast<long long>(count);
+  if (problems < kMinProblemsForShares) {
+    std::printf("[fuzz] %lld problems: too few to check each tier's share (%lld needed)\n",
+                problems, kMinProblemsForShares);
+    return;
+  }
+  if (tptest::hopper_tier_expected())
+    EXPECT_GE(stats.hopper_problems, kMinHopperShare * problems)
+        << "the Hopper tier ran too few problems on an sm_90 GPU in a build for 90a; seed " << seed;
+  EXPECT_GE(stats.ampere_problems, kMinAmpereShare * problems)
+      << "the Ampere tier ran too few problems; seed " << seed;
 }
 
 namespace {

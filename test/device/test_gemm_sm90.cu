@@ -1,5 +1,6 @@
 // The Hopper tier (GemmSm90: TMA, mbarrier ring, wgmma, persistent warp-specialized kernel) and
-// GemmMultistage's choice of it. Skips where the device does not run sm_90a code.
+// GemmMultistage's choice of it. Skips on a GPU that is not sm_90 or in a build without 90a; where
+// both have the tier, a test fails if it cannot run (TP_REQUIRE_HOPPER_TIER).
 //
 // Most cases run the randomized test's table of GemmMultistage instantiations (gemm_dispatch.cuh)
 // on the Hopper tier (`run_on`), so that this file instantiates only what the table lacks: an
@@ -26,14 +27,11 @@ template <class AB, class D, Layout LA = Layout::kRowMajor, Layout LB = Layout::
           int Stages = 4>
 using Sm90 = tptest::DispatchedGemm<AB, D, LA, LB, Stages, tptest::HopperTier>;
 
+// The library's own answer, which TP_REQUIRE_HOPPER_TIER asserts where the GPU and the build have
+// the tier (it decides whether to skip without asking the library).
 bool hopper_tier_available() {
   return tilepipe::GemmSm90<__half, __half, Layout::kRowMajor, Layout::kColumnMajor>::available();
 }
-
-#define SKIP_WITHOUT_HOPPER_TIER()                                                              \
-  if (!hopper_tier_available())                                                                 \
-  GTEST_SKIP() << "the current device does not run sm_90a code (needs an sm_90 GPU and a build " \
-                  "for 90a)"
 
 // Odd shapes: residues in M, N and K (K below, at and above one k-tile of 64), single tiles,
 // and enough tiles that every persistent block walks several (the ring carries over tiles).
@@ -82,7 +80,7 @@ struct FusedCase {
 }  // namespace
 
 TEST(GemmSm90, LayoutsF16) {
-  SKIP_WITHOUT_HOPPER_TIER();
+  TP_REQUIRE_HOPPER_TIER(hopper_tier_available());
   run_shapes<__half, __half, Layout::kRowMajor, Layout::kColumnMajor>(10);
   run_shapes<__half, __half, Layout::kRowMajor, Layout::kRowMajor>(20);
   run_shapes<__half, __half, Layout::kColumnMajor, Layout::kColumnMajor>(30);
@@ -90,13 +88,13 @@ TEST(GemmSm90, LayoutsF16) {
 }
 
 TEST(GemmSm90, LayoutsBf16) {
-  SKIP_WITHOUT_HOPPER_TIER();
+  TP_REQUIRE_HOPPER_TIER(hopper_tier_available());
   run_shapes<__nv_bfloat16, __nv_bfloat16, Layout::kRowMajor, Layout::kColumnMajor>(50);
   run_shapes<__nv_bfloat16, float, Layout::kRowMajor, Layout::kRowMajor>(60);
 }
 
 TEST(GemmSm90, OutputTypesAndKZero) {
-  SKIP_WITHOUT_HOPPER_TIER();
+  TP_REQUIRE_HOPPER_TIER(hopper_tier_available());
   using F16ToBf16 = tilepipe::GemmSm90<__half, __nv_bfloat16, Layout::kRowMajor, Layout::kColumnMajor>;
   for (Layout l : {Layout::kRowMajor, Layout::kColumnMajor}) {
     GemmCase gc{127, 257, 131, l, 1.0f, 1.0f};
@@ -109,7 +107,7 @@ TEST(GemmSm90, OutputTypesAndKZero) {
 }
 
 TEST(GemmSm90, Batched) {
-  SKIP_WITHOUT_HOPPER_TIER();
+  TP_REQUIRE_HOPPER_TIER(hopper_tier_available());
   using TN = Sm90<__half, __half>;
   using NT = Sm90<__nv_bfloat16, float, Layout::kColumnMajor, Layout::kRowMajor, 6>;
   GemmCase gc{77, 300, 90, Layout::kRowMajor, 1.0f, 1.0f, /*batch=*/4, /*pad=*/8};
@@ -122,7 +120,7 @@ TEST(GemmSm90, Batched) {
 }
 
 TEST(GemmSm90, StageCounts) {
-  SKIP_WITHOUT_HOPPER_TIER();
+  TP_REQUIRE_HOPPER_TIER(hopper_tier_available());
   const GemmCase gc{257, 300, 555, Layout::kRowMajor, 1.0f, 1.0f};
   tptest::run_gemm_case<Sm90<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 2>, __half, __half>(
       gc, Reference::kExactCpu, 90);
@@ -136,7 +134,7 @@ TEST(GemmSm90, StageCounts) {
 // The default configs run in clusters of two blocks that multicast B; a config without a cluster
 // takes the plain launch and loads all of B itself (both B layouts).
 TEST(GemmSm90, WithoutCluster) {
-  SKIP_WITHOUT_HOPPER_TIER();
+  TP_REQUIRE_HOPPER_TIER(hopper_tier_available());
   using Config = tilepipe::HopperTileConfig<128, 128, 4, /*ClusterM=*/1>;
   using TN = tilepipe::GemmSm90<__half, float, Layout::kRowMajor, Layout::kColumnMajor, 4,
                                 tilepipe::Identity, Config>;
@@ -153,7 +151,7 @@ TEST(GemmSm90, WithoutCluster) {
 // two to four tiles per block (an odd count in some blocks: one consumer then has one tile more)
 // and K over several laps of the ring, in clusters of two (TN) and without a cluster (NN).
 TEST(GemmSm90, PingPong) {
-  SKIP_WITHOUT_HOPPER_TIER();
+  TP_REQUIRE_HOPPER_TIER(hopper_tier_available());
   using tilepipe::HopperSchedule;
   using TN = tilepipe::GemmSm90<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 4, tilepipe::Identity,
                                 tilepipe::HopperTileConfig<64, 256, 4, 2, HopperSchedule::kPingPong>>;
@@ -174,14 +172,14 @@ TEST(GemmSm90, PingPong) {
 
 // (Named Large: the sanitizer runs leave it out.)
 TEST(GemmSm90, PingPongLargeAgainstCublas) {
-  SKIP_WITHOUT_HOPPER_TIER();
+  TP_REQUIRE_HOPPER_TIER(hopper_tier_available());
   using TN = tilepipe::GemmSm90<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 4, tilepipe::Identity,
                                 tilepipe::HopperTileConfig<64, 256, 4, 2, tilepipe::HopperSchedule::kPingPong>>;
   tptest::run_gemm_case<TN, __half, __half>({2048, 2048, 2048}, Reference::kCublas, 140);
 }
 
 TEST(GemmSm90, FusedOutputOperator) {
-  SKIP_WITHOUT_HOPPER_TIER();
+  TP_REQUIRE_HOPPER_TIER(hopper_tier_available());
   for (Layout l : {Layout::kRowMajor, Layout::kColumnMajor}) {
     FusedCase c;
     tptest::run_gemm_case_op<tilepipe::GemmSm90<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 4, FusedOp>, __half, __half>(
@@ -196,7 +194,7 @@ TEST(GemmSm90, FusedOutputOperator) {
 }
 
 TEST(GemmSm90, LargeAgainstCublas) {
-  SKIP_WITHOUT_HOPPER_TIER();
+  TP_REQUIRE_HOPPER_TIER(hopper_tier_available());
   tptest::run_gemm_case<Sm90<__half, __half>, __half, __half>({2048, 2048, 2048}, Reference::kCublas, 110);
   using NN = Sm90<__nv_bfloat16, __nv_bfloat16, Layout::kColumnMajor, Layout::kColumnMajor>;
   tptest::run_gemm_case<NN, __nv_bfloat16, __nv_bfloat16>({2048, 1536, 4096, Layout::kColumnMajor, 1.0f, 0.5f},
@@ -206,7 +204,7 @@ TEST(GemmSm90, LargeAgainstCublas) {
 // GemmMultistage takes the Hopper tier by itself, and the Ampere tier for split-K; run_on refuses
 // split-K on the Hopper tier with a reason.
 TEST(GemmSm90, GemmMultistageChoosesTheTier) {
-  SKIP_WITHOUT_HOPPER_TIER();
+  TP_REQUIRE_HOPPER_TIER(hopper_tier_available());
   // f16 TN at 2 stages is the table's split-K configuration of that type and layout.
   const int index = tptest::find_config(tptest::DType::kF16, tptest::DType::kF16, Layout::kRowMajor,
                                         Layout::kColumnMajor, 2);

@@ -44,25 +44,46 @@ std::string describe(const W8A16Case& c) {
          tilepipe::to_string(c.reduction);
 }
 
-// Whether the current GPU has thread-block clusters (sm_90 or newer), which the cluster reduction
-// needs; `*what` names the GPU.
-bool gpu_has_clusters(std::string* what) {
-  int device = 0, major = 0, minor = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess)
-    return false;
-  *what = "device " + std::to_string(device) + " is sm_" + std::to_string(major) + std::to_string(minor);
-  return major >= 9;
+// Writes the architecture of the code this program runs on the current GPU (__CUDA_ARCH__ / 10:
+// 90 for sm_90 and sm_90a code, 80 for sm_80 code or PTX, whatever the GPU is).
+__global__ void code_arch_kernel(int* arch) {
+#if defined(__CUDA_ARCH__)
+  *arch = __CUDA_ARCH__ / 10;
+#endif
 }
 
-// Skips the current test on a GPU without thread-block clusters.
-#define SKIP_WITHOUT_CLUSTERS()                                                                   \
-  do {                                                                                            \
-    std::string gpu_;                                                                             \
-    if (!gpu_has_clusters(&gpu_))                                                                 \
-      GTEST_SKIP() << "split_k_reduction = kCluster needs thread-block clusters (sm_90 or newer); " \
-                   << gpu_;                                                                       \
+// Why the cluster reduction need not run here, or "" where it must: an sm_90 or newer GPU that runs
+// this program's code for sm_90 or newer (the code of a kernel of its own, not the library's own
+// query, so that a library that wrongly finds no cluster code fails the tests instead of skipping
+// them). Fails the current test where the GPU cannot be queried or that kernel cannot run.
+void why_no_clusters(std::string* why) {
+  const int cc = tptest::gpu_compute_capability();
+  ASSERT_GT(cc, 0) << "the current GPU's compute capability could not be read";
+  if (cc < 90) {
+    *why = "thread-block clusters need an sm_90 or newer GPU; this is sm_" + std::to_string(cc);
+    return;
+  }
+  tptest::DeviceBuffer<int> arch(1);
+  ASSERT_TRUE(arch.ok());
+  TP_CUDA_ASSERT(arch.poison(0));
+  code_arch_kernel<<<1, 1>>>(arch.get());
+  TP_CUDA_ASSERT_LAUNCH();
+  std::vector<int> ran;
+  TP_CUDA_ASSERT(arch.download(ran));
+  *why = ran[0] >= 90 ? ""
+                      : "this sm_" + std::to_string(cc) + " GPU runs this program's sm_" +
+                            std::to_string(ran[0]) +
+                            " code: the build has no code for sm_90 or newer that it runs "
+                            "(CMAKE_CUDA_ARCHITECTURES)";
+}
+
+// Skips the current test where the cluster reduction need not run (why_no_clusters); where it must,
+// the test fails if it cannot.
+#define REQUIRE_CLUSTERS()                                                                         \
+  do {                                                                                             \
+    std::string why_;                                                                              \
+    ASSERT_NO_FATAL_FAILURE(why_no_clusters(&why_));                                               \
+    if (!why_.empty()) GTEST_SKIP() << "split_k_reduction = kCluster: " << why_;                   \
   } while (0)
 
 template <class T>
@@ -386,7 +407,7 @@ TEST(GemmW8A16, WorkspaceReduction) {
 }
 
 TEST(GemmW8A16, ClusterReductionMatchesWorkspace) {
-  SKIP_WITHOUT_CLUSTERS();
+  REQUIRE_CLUSTERS();
   ReductionOutputs cluster, workspace;
   run_reduction_cases(SplitKReduction::kCluster, &cluster);
   run_reduction_cases(SplitKReduction::kWorkspace, &workspace);
@@ -401,7 +422,7 @@ TEST(GemmW8A16, ClusterReductionMatchesWorkspace) {
 
 // fp8 weights through the cluster reduction (the same kernel template, another instantiation).
 TEST(GemmW8A16, ClusterReductionFp8) {
-  SKIP_WITHOUT_CLUSTERS();
+  REQUIRE_CLUSTERS();
   using GemmE4M3 = tilepipe::GemmMixedInput<__half, __nv_fp8_e4m3, __half>;
   W8A16Case c{16, 4096, 4096, 128, 4};
   c.reduction = SplitKReduction::kCluster;
@@ -409,8 +430,8 @@ TEST(GemmW8A16, ClusterReductionFp8) {
 }
 
 // Which reduction runs: kAuto takes the cluster where it can (2 to 8 slices on an sm_90+ GPU of a
-// build with sm_90 code) and the workspace otherwise; kCluster where it cannot run fails, naming
-// split_k_reduction, and launches nothing.
+// build with sm_90 code, by why_no_clusters, not the library's own query) and the workspace
+// otherwise; kCluster where it cannot run fails, naming split_k_reduction, and launches nothing.
 TEST(GemmW8A16, ReductionChoice) {
   GemmF16::Arguments args;
   args.m = 16; args.n = 4096; args.k = 4096;
@@ -419,12 +440,13 @@ TEST(GemmW8A16, ReductionChoice) {
   args.scale = reinterpret_cast<const __half*>(0x4000000);
   args.d = reinterpret_cast<__half*>(0x5000000); args.ldd = 4096;
   args.split_k = 4;
-  std::string gpu;
-  const bool clusters = gpu_has_clusters(&gpu);
+  std::string why;  // "" where the cluster reduction must run
+  ASSERT_NO_FATAL_FAILURE(why_no_clusters(&why));
+  const bool clusters = why.empty();
   SplitKReduction r = SplitKReduction::kAuto;
   tilepipe::Status s = GemmF16::split_k_reduction(args, &r);
   ASSERT_TRUE(s.ok()) << s.what();
-  EXPECT_EQ(r, clusters ? SplitKReduction::kCluster : SplitKReduction::kWorkspace) << gpu;
+  EXPECT_EQ(r, clusters ? SplitKReduction::kCluster : SplitKReduction::kWorkspace) << why;
   args.split_k = 16;  // more slices than a cluster holds
   s = GemmF16::split_k_reduction(args, &r);
   ASSERT_TRUE(s.ok()) << s.what();
