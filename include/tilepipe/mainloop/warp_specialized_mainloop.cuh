@@ -51,7 +51,7 @@ template <int TileM, int TileN, int Stages, int ClusterM = 1,
 struct HopperTileConfig {
   static_assert(TileM == 64 || TileM == 128,
                 "HopperTileConfig: TileM must be 64 or 128 (one or two consumer warpgroups of 64 "
-                "rows); with four (256 x 128) the kernel hung on an H100, and three were never run");
+                "rows); with four (256 x 128) the kernel hung, and three were never run");
   static_assert(Schedule == HopperSchedule::kCooperative || TileM == 64,
                 "HopperTileConfig: a ping-pong tile is one consumer warpgroup's, so TileM must be 64");
   static_assert(TileN == 64 || TileN == 128 || TileN == 256,

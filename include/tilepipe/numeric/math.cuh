@@ -28,12 +28,11 @@ struct MathF16Accumulate {
 //! element of A and B is rounded to tf32 (`cvt.rna.tf32.f32`: to nearest, ties away from zero)
 //! as it leaves shared memory, keeping 11 of f32's 24 significant bits (relative error at most
 //! 2^-11 per input); products and sums are then f32. An A100's tensor cores run tf32 at 8 times
-//! its f32 FMA peak (156 vs 19.5 TFLOP/s): for problems that tolerate inputs at about 3 decimal
-//! digits. With `DefaultF32TileConfig<MathTF32>`, A row-major and B column-major, GemmMultistage
-//! runs it on the Hopper tier where it can (wgmma m64nNk8 ...tf32, which reads only K-major
-//! operands): there the inputs are not rounded first; wgmma reads the f32 bits as tf32, using at
-//! least 10 fraction bits and doing what the implementation does with the low 13 (truncation,
-//! as measured elsewhere on tensor cores, or rounding), a relative error below 2^-10 per input.
+//! its f32 FMA peak: for problems that tolerate inputs at about 3 decimal digits. With
+//! `DefaultF32TileConfig<MathTF32>`, A row-major and B column-major, GemmMultistage runs it on the
+//! Hopper tier where it can (wgmma m64nNk8 ...tf32, which reads only K-major operands): there the
+//! inputs are not rounded first; wgmma reads the f32 bits as tf32, using at least 10 fraction bits
+//! and truncating or rounding the low 13, a relative error below 2^-10 per input.
 struct MathTF32 {
   static constexpr int kKBlock = 8;
 };
@@ -41,9 +40,9 @@ struct MathTF32 {
 //! f32 inputs on the CUDA cores: `fma.rn.f32`, one FFMA per product, with f32 accumulators laid
 //! out as MathTF32's (and MathDefault's) m16n8 tiles, so every epilogue takes them unchanged. Full
 //! f32 precision: each output element is K fused multiply-adds in f32, error at most about K 2^-24
-//! times the sum of |a b|. About an eighth of MathTF32's throughput on an A100 (19.5 vs 156
-//! TFLOP/s): for results that need f32's 7 decimal digits, or a reference. A k-block is 4 deep, one
-//! 16-byte shared load of K-contiguous data. Ampere tier only.
+//! times the sum of |a b|. About an eighth of MathTF32's peak on an A100: for results that need
+//! f32's 7 decimal digits, or a reference. A k-block is 4 deep, one 16-byte shared load of
+//! K-contiguous data. Ampere tier only.
 struct MathSimtF32 {
   static constexpr int kKBlock = 4;
 };
