@@ -3,7 +3,6 @@
 //! MultistageMainloop: the collectives composed into the multistage GEMM mainloop. One
 //! schedule, written once, for any stage count.
 
-#include <cassert>
 #include <cstdint>
 #include <type_traits>
 
@@ -17,6 +16,7 @@
 #include "../warp/fragment_transform.cuh"
 #include "../warp/warp_math.cuh"
 #include "gemm_policy.cuh"
+#include "tile_copy.cuh"
 
 namespace tilepipe {
 
@@ -65,10 +65,9 @@ struct MixedInputRegisters<LoaderA, LoaderB, NoTransformB> {
 //! \tparam LayoutB  global layout of B (K x N)
 //! \tparam Policy   a `GemmPolicy` (tiles, stages and math: `Policy::Math` picks the fragment
 //!                  loader, the MMA and the accumulators: warp/warp_math.cuh)
-//! \tparam AnyAlignment  false: A, B and their leading dimensions are 16-byte aligned (16-byte
-//!                   copies only). true: the narrow mainloop, for operands aligned only to their
-//!                   element size: the copy width of each operand (16, 8, 4 or 2 bytes) is a
-//!                   run-time argument, and every k-tile takes the per-chunk path (`load_narrow`)
+//! \tparam AnyAlignment  false: A, B and their leading dimensions are 16-byte aligned; true: they
+//!                   are aligned only to their element, and each operand's copy width is a
+//!                   run-time argument (the copy policies of tile_copy.cuh)
 //!
 //! The accumulators enter and leave `operator()` in mma.sync's layout (`Accumulators`, whatever
 //! the math); in between, the warp MMA updates them in its working layout, which this class takes
@@ -110,6 +109,7 @@ class MultistageMainloop {
   static constexpr int kStages = Policy::kStages;
   static constexpr int kThreads = Policy::kThreads;
   static constexpr bool kAnyAlignment = AnyAlignment;
+  using Copy = TileCopyOf<AnyAlignment>;  //!< how k-tiles are copied (tile_copy.cuh)
   //! A's and B's order in global memory (`smem_order_of` their layouts), in which the tile
   //! loaders read them.
   static constexpr SmemOrder kOrderA = smem_order_of(Operand::kA, LayoutA);
@@ -190,8 +190,9 @@ class MultistageMainloop {
                                   int block_m0, int block_n0, int copy_bytes_a = 16,
                                   int copy_bytes_b = 16, const TransformB& transform_b = {},
                                   int k_origin = 0) {
-    if constexpr (!AnyAlignment) copy_bytes_a = copy_bytes_b = 16;
-    check_alignment(a, lda, copy_bytes_a, b, ldb, copy_bytes_b);
+    copy_bytes_a = Copy::copy_bytes(copy_bytes_a);
+    copy_bytes_b = Copy::copy_bytes(copy_bytes_b);
+    detail::check_copy_alignment(a, lda, copy_bytes_a, b, ldb, copy_bytes_b);
     Context ctx{make_loader<LoaderA, kOrderA>(a, lda, m, k, thread_),
                 make_loader<LoaderB, kOrderB>(b, ldb, n, k, thread_),
                 FragmentLoaderA(thread_ % 32, warp_m0()),
@@ -213,8 +214,9 @@ class MultistageMainloop {
     // in K: iterations t < refill_end refill the ring with whole k-tiles. A block whose rows of
     // A and columns of B all lie inside the matrix issues them unpredicated (interior); an edge
     // block masks the rows and columns outside the matrix with masks computed once, here. The
-    // narrow mainloop (AnyAlignment) checks every chunk of every k-tile instead.
-    const bool block_inside = !AnyAlignment && block_m0 + Tile::kM <= m && block_n0 + Tile::kN <= n;
+    // narrow copy policy checks every chunk of every k-tile instead.
+    const bool block_inside =
+        Copy::kInteriorPath && block_m0 + Tile::kM <= m && block_n0 + Tile::kN <= n;
     const int refill_end = k_tiles - (kStages - 1);
 
     // ---- Accumulators: the warp MMA updates them in its working layout, from its `start` here
@@ -225,12 +227,12 @@ class MultistageMainloop {
     WorkingAccumulators work = Mma::start(acc, lane);
     prologue(ctx, k_tiles);
     int t = 0;
-    if constexpr (!AnyAlignment) {
+    if constexpr (Copy::kInteriorPath) {
       if (block_inside)
         for (; t < refill_end; ++t) k_tile_iteration<true>(ctx, work, t, k_tiles, EdgeMasks{});
     }
     // After the interior iterations (an edge block has none), so the masks are not live in them.
-    const EdgeMasks masks = AnyAlignment ? EdgeMasks{} : edge_masks(ctx);
+    const EdgeMasks masks = edge_masks(ctx);
     for (; t < k_tiles; ++t) k_tile_iteration<false>(ctx, work, t, k_tiles, masks);
     drain(ctx);
     acc = Mma::finish(work, lane);
@@ -250,7 +252,7 @@ class MultistageMainloop {
     FragmentA fa[2];  // register double buffer over k-blocks
     FragmentB fb[2];
     int block_m0, block_n0;
-    int copy_bytes_a, copy_bytes_b;  // AnyAlignment: each operand's copy width
+    int copy_bytes_a, copy_bytes_b;  // each operand's copy width (Copy::copy_bytes)
     const TransformB& transform_b;   // MixedInput: B's transform (a kernel parameter, read in
                                      // place), the GEMM's k of this call's k = 0, and this
     int k_origin, lane_col;          // lane's column of n8 tile 0 in the block tile
@@ -305,65 +307,37 @@ class MultistageMainloop {
     else
       (void)k_tile;
   }
-  // Which of this thread's chunks of A and B lie inside the matrices, for every whole k-tile of
-  // the block tile: along M (N) only, since whole k-tiles lie inside in K.
+  // Which of this thread's chunks of A and B lie inside the matrices, for every whole k-tile.
   struct EdgeMasks {
     typename LoaderA::EdgeMask a;
     typename LoaderB::EdgeMask b;
   };
   TILEPIPE_DEVICE static EdgeMasks edge_masks(const Context& c) {
-    return {kOrderA == SmemOrder::kKContiguous ? c.load_a.mask_rows(c.block_m0) : c.load_a.mask_cols(c.block_m0),
-            kOrderB == SmemOrder::kKContiguous ? c.load_b.mask_rows(c.block_n0) : c.load_b.mask_cols(c.block_n0)};
+    return {Copy::template edge_mask<kOrderA>(c.load_a, c.block_m0),
+            Copy::template edge_mask<kOrderB>(c.load_b, c.block_n0)};
   }
 
-  // (row, col) of the stored tile of an operand at (mn0, k0).
-  template <SmemOrder Order>
-  TILEPIPE_DEVICE static int tile_row(int mn0, int k0) {
-    return Order == SmemOrder::kKContiguous ? mn0 : k0;
-  }
-  template <SmemOrder Order>
-  TILEPIPE_DEVICE static int tile_col(int mn0, int k0) {
-    return Order == SmemOrder::kKContiguous ? k0 : mn0;
-  }
-
-  // All of k-tile `k_tile`'s copies into the write stage, edges zero-filled.
+  // ---- Copies: all of k-tile `k_tile` into the write stage (each chunk checked), or share `kb`
+  // (one per k-block) of a whole k-tile, unpredicated (kInterior) or masked with `m`. ----
   TILEPIPE_DEVICE static void issue_tile(Context& c, int k_tile) {
     const int k0 = k_tile * Tile::kK;
-    if constexpr (AnyAlignment) {
-      c.load_a.load_narrow(c.ring.write_stage().a, tile_row<kOrderA>(c.block_m0, k0),
-                           tile_col<kOrderA>(c.block_m0, k0), c.ring.pipeline(), c.copy_bytes_a);
-      c.load_b.load_narrow(c.ring.write_stage().b, tile_row<kOrderB>(c.block_n0, k0),
-                           tile_col<kOrderB>(c.block_n0, k0), c.ring.pipeline(), c.copy_bytes_b);
-      return;
-    }
-    c.load_a.load(c.ring.write_stage().a, tile_row<kOrderA>(c.block_m0, k0),
-                  tile_col<kOrderA>(c.block_m0, k0), c.ring.pipeline());
-    c.load_b.load(c.ring.write_stage().b, tile_row<kOrderB>(c.block_n0, k0),
-                  tile_col<kOrderB>(c.block_n0, k0), c.ring.pipeline());
+    Stage& dst = c.ring.write_stage();
+    Copy::template tile<kOrderA>(c.load_a, dst.a, c.block_m0, k0, c.ring.pipeline(),
+                                 c.copy_bytes_a);
+    Copy::template tile<kOrderB>(c.load_b, dst.b, c.block_n0, k0, c.ring.pipeline(),
+                                 c.copy_bytes_b);
     stage_transform(c, k_tile);
   }
-
-  // Share `kb` (of one per k-block) of whole k-tile `k_tile`'s copies: unpredicated for an
-  // interior block (kInterior), else masked with `m`.
   template <bool kInterior>
   TILEPIPE_DEVICE static void issue_share(Context& c, int k_tile, int kb, const EdgeMasks& m) {
     constexpr int kShares = FragmentLoaderA::kKBlocks;
     const int k0 = k_tile * Tile::kK;
-    const int a_row = tile_row<kOrderA>(c.block_m0, k0), a_col = tile_col<kOrderA>(c.block_m0, k0);
-    const int b_row = tile_row<kOrderB>(c.block_n0, k0), b_col = tile_col<kOrderB>(c.block_n0, k0);
-    if constexpr (AnyAlignment) {
-      (void)m;
-      if (kb == 0) issue_tile(c, k_tile);  // all of it at the first k-block
-    } else if constexpr (kInterior) {
-      (void)m;
-      c.load_a.load_interior(c.ring.write_stage().a, a_row, a_col, c.ring.pipeline(), kb, kShares);
-      c.load_b.load_interior(c.ring.write_stage().b, b_row, b_col, c.ring.pipeline(), kb, kShares);
-      if (kb == 0) stage_transform(c, k_tile);
-    } else {
-      c.load_a.load_masked(c.ring.write_stage().a, a_row, a_col, m.a, c.ring.pipeline(), kb, kShares);
-      c.load_b.load_masked(c.ring.write_stage().b, b_row, b_col, m.b, c.ring.pipeline(), kb, kShares);
-      if (kb == 0) stage_transform(c, k_tile);
-    }
+    Stage& dst = c.ring.write_stage();
+    Copy::template share<kInterior, kOrderA>(c.load_a, dst.a, c.block_m0, k0, m.a,
+                                             c.ring.pipeline(), kb, kShares, c.copy_bytes_a);
+    Copy::template share<kInterior, kOrderB>(c.load_b, dst.b, c.block_n0, k0, m.b,
+                                             c.ring.pipeline(), kb, kShares, c.copy_bytes_b);
+    if (kb == 0) stage_transform(c, k_tile);
   }
 
   // ---- Prologue: put Stages - 1 tiles in flight, one committed group per tile, then wait for
@@ -439,20 +413,6 @@ class MultistageMainloop {
   // ---- Drain: nothing is in flight but empty groups; make the ring's memory reusable for the
   // epilogue. ----
   TILEPIPE_DEVICE static void drain(Context& c) { c.ring.drain(); }
-
-  // Debug builds: the operands' addresses and leading dimensions must allow copies of their
-  // width (a misaligned one would fault, or read the wrong bytes, in cp.async).
-  TILEPIPE_DEVICE static void check_alignment(const Element* a, std::int64_t lda, int copy_bytes_a,
-                                              const ElementB* b, std::int64_t ldb, int copy_bytes_b) {
-#if !defined(NDEBUG)
-    assert(reinterpret_cast<std::uintptr_t>(a) % copy_bytes_a == 0 && "A must be aligned to its copy width");
-    assert(reinterpret_cast<std::uintptr_t>(b) % copy_bytes_b == 0 && "B must be aligned to its copy width");
-    assert(lda * std::int64_t(sizeof(Element)) % copy_bytes_a == 0 && "lda must be a multiple of A's copy width");
-    assert(ldb * std::int64_t(sizeof(ElementB)) % copy_bytes_b == 0 && "ldb must be a multiple of B's copy width");
-#else
-    (void)a; (void)lda; (void)copy_bytes_a; (void)b; (void)ldb; (void)copy_bytes_b;
-#endif
-  }
 
   SharedStorage& storage_;
   int thread_;
