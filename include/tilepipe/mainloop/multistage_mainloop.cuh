@@ -90,6 +90,37 @@ class MultistageMainloop {
   using Ring = SmemRingBuffer<Stage, kStages>;
   using SharedStorage = typename Ring::SharedStorage;  // (STAGES) x (A tile, B tile)
 
+  //! The block's operands: A and B from their first element, in `LayoutA` / `LayoutB`.
+  struct Operands {
+    const Element* a;
+    std::int64_t lda;
+    const ElementB* b;
+    std::int64_t ldb;
+    //! Each operand's copy width with AnyAlignment (16, 8, 4 or 2 bytes); 16 otherwise.
+    int copy_bytes_a = 16;
+    int copy_bytes_b = 16;
+    //! A MixedInput's transform of B (a kernel parameter, read in place); nothing otherwise.
+    const TransformB* transform_b = nullptr;
+  };
+  //! Where the block's tile sits in D and how far the problem extends.
+  struct BlockTile {
+    int m, n, k;             //!< D is m x n; this call multiplies over k
+    int block_m0, block_n0;  //!< the tile's first row and column of D
+    int k0 = 0;  //!< the GEMM's k at this call's k = 0 (split-K, stream-K), for the transform
+  };
+  //! Builders of the two, which tilepipe's kernels call rather than writing braces: a braced
+  //! temporary in the kernel's frame changes nvcc 13.0's register numbering, and so the SASS.
+  TILEPIPE_DEVICE static Operands operands(const Element* a, std::int64_t lda, const ElementB* b,
+                                           std::int64_t ldb, int copy_bytes_a = 16,
+                                           int copy_bytes_b = 16,
+                                           const TransformB* transform_b = nullptr) {
+    return Operands{a, lda, b, ldb, copy_bytes_a, copy_bytes_b, transform_b};
+  }
+  TILEPIPE_DEVICE static BlockTile block_tile(int m, int n, int k, int block_m0, int block_n0,
+                                              int k0 = 0) {
+    return BlockTile{m, n, k, block_m0, block_n0, k0};
+  }
+
   //! `thread` is `threadIdx.x` (the block is one-dimensional with `kThreads` threads).
   TILEPIPE_DEVICE MultistageMainloop(SharedStorage& storage, int thread)
       : storage_(storage), thread_(thread) {}
@@ -98,45 +129,37 @@ class MultistageMainloop {
   TILEPIPE_DEVICE int warp_m0() const { return thread_ / 32 / Policy::kWarpsN * Warp::kM; }
   TILEPIPE_DEVICE int warp_n0() const { return thread_ / 32 % Policy::kWarpsN * Warp::kN; }
 
-  //! acc += A(block_m0 .., 0 .. k) * B(0 .. k, block_n0 ..). `a` and `b` point to the first
-  //! element of A and B, in `LayoutA` / `LayoutB` with leading dimensions `lda` / `ldb`.
-  //! Requirements (debug builds check them): `a`, `b` and the leading dimensions in bytes are
-  //! multiples of 16, because tiles move as 16-byte vectors; with `AnyAlignment`, multiples of
-  //! `copy_bytes_a` / `copy_bytes_b` instead (16, 8, 4, or 2 for 16-bit elements), which the
-  //! other mainloop ignores. A MixedInput's transform is `transform_b`, called with the GEMM's
-  //! k, which is `k_origin` plus the k of this call (split-K gives each slice its origin).
-  TILEPIPE_DEVICE void operator()(Accumulators& acc, const Element* a, std::int64_t lda,
-                                  const ElementB* b, std::int64_t ldb, int m, int n, int k,
-                                  int block_m0, int block_n0, int copy_bytes_a = 16,
-                                  int copy_bytes_b = 16, const TransformB& transform_b = {},
-                                  int k_origin = 0) {
-    copy_bytes_a = Copy::copy_bytes(copy_bytes_a);
-    copy_bytes_b = Copy::copy_bytes(copy_bytes_b);
-    detail::check_copy_alignment(a, lda, copy_bytes_a, b, ldb, copy_bytes_b);
-    Context c{make_loader<LoaderA, kOrderA>(a, lda, m, k, thread_),
-              make_loader<LoaderB, kOrderB>(b, ldb, n, k, thread_),
+  //! acc += A(block_m0 .., 0 .. k) * B(0 .. k, block_n0 ..) of `in`, for the tile `at`. Debug
+  //! builds check that A, B and their leading dimensions in bytes are multiples of 16 (tiles move
+  //! as 16-byte vectors), or with AnyAlignment of the operands' copy widths.
+  TILEPIPE_DEVICE void operator()(Accumulators& acc, Operands in, BlockTile at) {
+    const int copy_bytes_a = Copy::copy_bytes(in.copy_bytes_a);
+    const int copy_bytes_b = Copy::copy_bytes(in.copy_bytes_b);
+    detail::check_copy_alignment(in.a, in.lda, copy_bytes_a, in.b, in.ldb, copy_bytes_b);
+    Context c{make_loader<LoaderA, kOrderA>(in.a, in.lda, at.m, at.k, thread_),
+              make_loader<LoaderB, kOrderB>(in.b, in.ldb, at.n, at.k, thread_),
               FragmentLoaderA(thread_ % 32, warp_m0()),
               FragmentLoaderB(thread_ % 32, warp_n0()),
               Ring(storage_),
               {},
               {},
-              block_m0,
-              block_n0,
+              at.block_m0,
+              at.block_n0,
               copy_bytes_a,
               copy_bytes_b,
-              &transform_b,
-              k_origin,
+              in.transform_b,
+              at.k0,
               warp_n0() + thread_ % 32 / 4,
               thread_,
               {}};
-    const int k_tiles = (k + Tile::kK - 1) / Tile::kK;
+    const int k_tiles = (at.k + Tile::kK - 1) / Tile::kK;
     // The ring receives the partial k-tile (K's residue) first, so every later k-tile is whole
     // in K: iterations t < refill_end refill the ring with whole k-tiles. A block whose rows of
     // A and columns of B all lie inside the matrix issues them unpredicated (interior); an edge
     // block masks the rows and columns outside the matrix with masks computed once, here. The
     // narrow copy policy checks every chunk of every k-tile instead.
-    const bool block_inside =
-        Copy::kInteriorPath && block_m0 + Tile::kM <= m && block_n0 + Tile::kN <= n;
+    const bool block_inside = Copy::kInteriorPath && at.block_m0 + Tile::kM <= at.m &&
+                              at.block_n0 + Tile::kN <= at.n;
     const int refill_end = k_tiles - (kStages - 1);
 
     // The accumulators are in the warp MMA's working layout from `start` to `finish`.
@@ -153,6 +176,16 @@ class MultistageMainloop {
     for (; t < k_tiles; ++t) k_tile_iteration<false>(c, work, t, k_tiles, masks);
     drain(c);
     acc = Mma::finish(work, lane);
+  }
+
+  //! The same for operands and a tile given one by one, with 16-byte copies and K from 0.
+  TILEPIPE_DEVICE void operator()(Accumulators& acc, const Element* a, std::int64_t lda,
+                                  const ElementB* b, std::int64_t ldb, int m, int n, int k,
+                                  int block_m0, int block_n0) {
+    static_assert(!kTransformsB,
+                  "MultistageMainloop: a MixedInput needs its transform of B: call "
+                  "operator()(acc, operands(..., &transform_b), block_tile(...))");
+    (*this)(acc, operands(a, lda, b, ldb), block_tile(m, n, k, block_m0, block_n0));
   }
 
  private:
