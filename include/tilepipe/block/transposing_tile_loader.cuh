@@ -3,7 +3,7 @@
 //! TransposingTileLoader: all threads of a block copy one f32 tile from global to shared memory
 //! transposed, with 4-byte asynchronous copies: a tile stored K-contiguous in global memory lands
 //! MN-contiguous in shared memory, where the SIMT product's fragments load as 8-byte vectors of
-//! adjacent rows or columns (performance log, entry 37).
+//! adjacent rows or columns, which stall the product's FFMAs less than 16-byte loads along K.
 
 #include <cstdint>
 
@@ -27,8 +27,7 @@ namespace tilepipe {
 //! which reads nothing and writes a zero. So a tile on the matrix's edge arrives zero-padded,
 //! and no byte outside the matrix is read.
 //!
-//! Four times the copy instructions of 16-byte copies (16 per thread for a 128 x 32 tile and 256
-//! threads), for fragments that stall the SIMT product's FFMAs less (entry 37).
+//! Four times the copy instructions of 16-byte copies, for fragments that stall the FFMAs less.
 template <int Rows, int Cols, int Threads>
 class TransposingTileLoader {
  public:

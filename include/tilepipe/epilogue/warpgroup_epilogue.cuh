@@ -9,8 +9,8 @@
 //! A tile of more than two chunks needs a buffer again soon after its store was issued: `begin`
 //! converts the tile, stages its first chunks and keeps the last ones (32 registers' worth) in
 //! registers, and `drain` stages those once the kernel has its next tile's first wgmmas in flight
-//! (GemmKernelSm90), so that the waits for a free buffer overlap the tensor cores' work
-//! (performance log, entry 31); `store` is the two at once.
+//! (GemmKernelSm90), so that the waits for a free buffer overlap the tensor cores' work;
+//! `store` is the two at once.
 //! That is row-major D with `beta == 0`; column-major D, `beta != 0` (C is read directly from
 //! global memory) and the tiles named below are written straight from the registers.
 //! TMA clips the tiles on D's edges, except that it writes the last 16 bytes of a line whole:
@@ -139,7 +139,7 @@ class WarpgroupEpilogue {
     // that end is not 16-byte aligned would write past it, so such a tile is stored directly.
     // Column-major D and beta != 0 are written directly too: each would need a second unrolled
     // staging path, which doubled the kernels' compile time, and reading C inside the staging
-    // loop (a uniform check per element) cost 10-15% of the whole GEMM at 4096^3 (entry 19).
+    // loop (a check per element) slows the loop the tensor cores wait for.
     const bool row_major = o.layout == Layout::kRowMajor;
     if (!row_major || c != nullptr || (n0 + kN > o.n && (o.n * kBytes) % 16 != 0)) {
       ElementD* d = o.d + batch * p.batch_stride_d;
@@ -185,9 +185,8 @@ class WarpgroupEpilogue {
   // An element of the staged path (beta == 0), at (row, col) of D. On an edge tile, elements
   // past M or N are staged too (TMA clips them) with the operator applied at the nearest element
   // inside D, so that an operator reading a bias or scale vector stays inside it; where the
-  // operator ignores the position (Identity), the clamps vanish. No per-element branch: branches
-  // here made every element a predicated load of alpha and a conversion of its own, three times
-  // the instructions of the whole staging (performance log, entry 29).
+  // operator ignores the position (Identity), the clamps vanish. No per-element branch: the
+  // compiler would predicate every element on its own, with a load of alpha and a conversion each.
   template <bool kScale>
   TILEPIPE_DEVICE static ElementD staged_value(float x, float alpha, const OutputOp& op,
                                                int row, int col, int last_row, int last_col) {
@@ -226,9 +225,8 @@ class WarpgroupEpilogue {
   // columns (c, c+1) of row r, {4j+2, 4j+3} the same of row r + 8, and a pair is one store.
   // Chunks from kFirstHeld on are converted into `kept_` for `drain`.
   TILEPIPE_DEVICE void run(const Accumulators& acc, const Params& p, int m0, int n0, int batch) {
-    // alpha == 1, the usual case, needs no multiply (x * 1 is x, bit for bit): of a 64 x 256
-    // tile's ~350 instructions per thread, 128 are alpha's, and they run while the tensor cores
-    // wait (performance log, entry 32).
+    // alpha == 1, the usual case, needs no multiply (x * 1 is x, bit for bit): the multiplies are
+    // about a third of the staging, which runs while the tensor cores wait.
     if (p.out.alpha == 1.0f) stage<false>(acc, p, m0, n0, batch);
     else stage<true>(acc, p, m0, n0, batch);
   }

@@ -130,9 +130,11 @@ struct GemmKernel {
     Mainloop mainloop(storage.mainloop, threadIdx.x);
     typename Mainloop::Accumulators acc;
     acc.clear();
-    mainloop(acc, p.a + batch * p.batch_stride_a + a_k0, p.lda,
-             p.b + batch * p.batch_stride_b + b_k0, p.ldb, p.epilogue.m, p.epilogue.n, k_len,
-             block_m0, block_n0, p.copy_bytes_a, p.copy_bytes_b, p.transform_b, k0);
+    mainloop(acc,
+             Mainloop::operands(p.a + batch * p.batch_stride_a + a_k0, p.lda,
+                                p.b + batch * p.batch_stride_b + b_k0, p.ldb, p.copy_bytes_a,
+                                p.copy_bytes_b, &p.transform_b),
+             Mainloop::block_tile(p.epilogue.m, p.epilogue.n, k_len, block_m0, block_n0, k0));
 
     // The mainloop has drained its ring, so the epilogue (and the partials) may reuse the same
     // shared memory.

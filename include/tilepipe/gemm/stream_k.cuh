@@ -183,9 +183,10 @@ struct StreamKGemmKernel {
     const TileOrigin at = origin_of(t, p);
     Mainloop mainloop(storage.mainloop, unit_thread_index());
     acc.clear();
-    mainloop(acc, p.a + batch * p.batch_stride_a + a_k0, p.lda,
-             p.b + batch * p.batch_stride_b + b_k0, p.ldb, p.epilogue.m, p.epilogue.n, k_end - k0,
-             at.m0, at.n0, 16, 16, typename Mainloop::TransformB{}, k0);
+    mainloop(acc,
+             Mainloop::operands(p.a + batch * p.batch_stride_a + a_k0, p.lda,
+                                p.b + batch * p.batch_stride_b + b_k0, p.ldb),
+             Mainloop::block_tile(p.epilogue.m, p.epilogue.n, k_end - k0, at.m0, at.n0, k0));
   }
 
   // D = op(alpha * acc + beta * C) for tile `t`. The mainloop has drained its ring.

@@ -23,22 +23,16 @@
 //!     MN-contiguous  B         row (k), columns 2t, 2t + 1                      4       8 bytes  (LDS.64)
 //!     MN-contiguous  A         row (k), rows 8 (g % 2) + 2 (g / 2) + 0, 1       4       8 bytes  (LDS.64)
 //!
-//! (Before R = 2, an M-contiguous A took 8 loads of 4 bytes, rows g and g + 8 apart.) Lanes that
-//! need the same element read the same address, a broadcast, so a load touches only 8 (A) or 4
-//! (B) different vectors. In the swizzled layout (layout/swizzled_tile.cuh) those are free of bank
-//! conflicts: K-contiguous, the rows g (or 2t + h) are 8 (4) rows in one group of 8, whose chunks
-//! of one k-block the swizzle puts in different 16-byte bank groups; MN-contiguous, the 8 (4)
-//! vectors are consecutive in one row, 64 (32) bytes of whole 16-byte chunks that stay apart
-//! under the swizzle. Tested on the host for every tile the library uses.
+//! Lanes that need the same element read the same address, a broadcast, so a load touches only
+//! 8 (A) or 4 (B) different vectors. In the swizzled layout (layout/swizzled_tile.cuh) those are
+//! free of bank conflicts: K-contiguous, the rows g (or 2t + h) are 8 (4) rows in one group of 8,
+//! whose chunks of one k-block the swizzle puts in different 16-byte bank groups; MN-contiguous,
+//! the 8 (4) vectors are consecutive in one row, 64 (32) bytes of whole 16-byte chunks that stay
+//! apart under the swizzle. Tested on the host for every tile the library uses.
 //!
-//! Why 2 rows per lane and not 4 (one 16-byte load per k for rows 4x .. 4x + 3 of each 32 rows,
-//! as many loads as a K-contiguous A), measured with nvcc 13.0 on the f32 default tile (128 x 128
-//! x 32, 64 x 32 warps, 3 stages; docs/performance-log.md, entry 30): per k-tile of the interior
-//! main loop on sm_80, R = 4 would issue 128 LDS.128 and 2,282 instructions, R = 2 issues 128
-//! LDS.64 + 64 LDS.128 and 2,346 (before either: 256 LDS + 64 LDS.128, 2,474), but with R = 4
-//! ptxas spills 272 bytes (sm_80) and 184 bytes (sm_90a) of accumulators in the edge blocks'
-//! k-tile loop, at 255 registers; R = 2 takes 229 (sm_80) and 255 (sm_90a) with no spill. R = 2's
-//! restore costs 32 SHFL and 96 selects per warp tile, R = 4's would cost twice that.
+//! Why 2 rows per lane and not 4 (one 16-byte load per k, as many loads as a K-contiguous A):
+//! with 4, ptxas spills accumulators of the f32 default tile at 255 registers; with 2 it does not.
+//! R = 2's restore costs 32 SHFL and 96 selects per warp tile, R = 4's would cost twice that.
 
 #include "../detail/macros.cuh"
 #include "tile_shape.cuh"

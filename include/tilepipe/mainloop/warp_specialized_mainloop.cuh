@@ -21,9 +21,9 @@
 #include "../detail/macros.cuh"
 #include "../layout/pipeline_state.cuh"
 #include "../layout/tile_shape.cuh"
-#include "gemm_policy.cuh"
 #include "../trace/trace.cuh"
 #include "../warp/warpgroup_mma.cuh"
+#include "gemm_policy.cuh"
 
 namespace tilepipe {
 

@@ -2,10 +2,9 @@
 //! \file
 //! Math tags: how the Ampere tier multiplies A by B, which instruction and in what precision it
 //! accumulates (and, for MathDefault and MathTF32 with GemmMultistage's tiles, which wgmma the
-//! Hopper tier runs instead). A TileConfig carries one as its last argument (`MathDefault` unless given), so
-//! that a GEMM's tuning knobs stay in one type. A light header (no CUDA includes): host code
-//! names the tags too. Each tag's `kKBlock` is the k depth of one step of its warp-level product:
-//! a TileConfig's TileK must be a multiple of it.
+//! Hopper tier runs instead). A TileConfig carries one as its last argument (`MathDefault` unless
+//! given), so that a GEMM's tuning knobs stay in one type. No CUDA includes: host code names the
+//! tags too. `kKBlock` is the k depth of one step of the warp's product (TileK's divisor).
 
 namespace tilepipe {
 
@@ -24,26 +23,19 @@ struct MathF16Accumulate {
   static constexpr int kKBlock = 16;
 };
 
-//! f32 inputs on the tensor cores: `mma.sync.m16n8k8...tf32.tf32.f32` with f32 accumulators. Each
-//! element of A and B is rounded to tf32 (`cvt.rna.tf32.f32`: to nearest, ties away from zero)
-//! as it leaves shared memory, keeping 11 of f32's 24 significant bits (relative error at most
-//! 2^-11 per input); products and sums are then f32. An A100's tensor cores run tf32 at 8 times
-//! its f32 FMA peak (156 vs 19.5 TFLOP/s): for problems that tolerate inputs at about 3 decimal
-//! digits. With `DefaultF32TileConfig<MathTF32>`, A row-major and B column-major, GemmMultistage
-//! runs it on the Hopper tier where it can (wgmma m64nNk8 ...tf32, which reads only K-major
-//! operands): there the inputs are not rounded first; wgmma reads the f32 bits as tf32, using at
-//! least 10 fraction bits and doing what the implementation does with the low 13 (truncation,
-//! as measured elsewhere on tensor cores, or rounding), a relative error below 2^-10 per input.
+//! f32 inputs on the tensor cores: `mma.sync.m16n8k8...tf32` with f32 accumulators. A and B are
+//! rounded to tf32 (`cvt.rna`: 11 significant bits, relative error at most 2^-11 per input) as
+//! they leave shared memory; products and sums are f32. For problems that tolerate inputs at about
+//! 3 decimal digits, at several times the f32 FMA rate. The Hopper tier's wgmma (taken for
+//! `DefaultF32TileConfig<MathTF32>`, TN) reads the f32 bits unrounded: below 2^-10 per input.
 struct MathTF32 {
   static constexpr int kKBlock = 8;
 };
 
-//! f32 inputs on the CUDA cores: `fma.rn.f32`, one FFMA per product, with f32 accumulators laid
-//! out as MathTF32's (and MathDefault's) m16n8 tiles, so every epilogue takes them unchanged. Full
-//! f32 precision: each output element is K fused multiply-adds in f32, error at most about K 2^-24
-//! times the sum of |a b|. About an eighth of MathTF32's throughput on an A100 (19.5 vs 156
-//! TFLOP/s): for results that need f32's 7 decimal digits, or a reference. A k-block is 4 deep, one
-//! 16-byte shared load of K-contiguous data. Ampere tier only.
+//! f32 inputs on the CUDA cores: one `fma.rn.f32` per product, into MathTF32's accumulator
+//! layout (every epilogue takes them). Full f32 precision (error about K 2^-24 times the sum of
+//! |a b|) at a fraction of MathTF32's rate: for results that need it, or a reference. Ampere tier
+//! only.
 struct MathSimtF32 {
   static constexpr int kKBlock = 4;
 };

@@ -182,21 +182,6 @@ namespace detail {
 //! The transform of a mainloop whose B is stored as A: none.
 struct NoTransformB {};
 
-//! The operand types of a mainloop's element argument: `T` for A and B alike, or a MixedInput.
-template <class T>
-struct OperandTypes {
-  using A = T;
-  using B = T;
-  using TransformB = NoTransformB;
-  static constexpr bool kTransformsB = false;
-};
-template <class ElementA, class Transform>
-struct OperandTypes<MixedInput<ElementA, Transform>> {
-  using A = ElementA;
-  using B = typename Transform::Stored;
-  using TransformB = Transform;
-  static constexpr bool kTransformsB = true;
-};
 }  // namespace detail
 
 }  // namespace tilepipe

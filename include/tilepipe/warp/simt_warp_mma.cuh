@@ -76,11 +76,9 @@ struct SimtWarpMma {
   //! acc += a * b (one k-block).
   TILEPIPE_DEVICE void operator()(WorkingAccumulators& acc, const FragmentA& a,
                                   const FragmentB& b) const {
-    // k outermost: the (WarpM / 16) x (WarpN / 8) x 4 FFMAs of one k are independent. Their
-    // order steers only ptxas's register allocation, and through it how many FFMAs read two
-    // operands from one register bank and stall at dispatch (performance log, entry 36). With two
-    // rows per lane the order is the one of the 24 tried that counted fewest (nvcc 13.0); with one
-    // row the first order stays, within 5% of the fewest.
+    // k outermost: the FFMAs of one k are independent, and their order steers only ptxas's
+    // register allocation, hence how many FFMAs read two operands from one register bank (a
+    // dispatch stall). Two rows per lane take the order that gave the fewest; one row, the first.
     TILEPIPE_UNROLL
     for (int kk = 0; kk < kK; ++kk) {
       TILEPIPE_UNROLL

@@ -53,9 +53,8 @@ struct WarpMath<float, MathTF32> : StoresGlobalOrder {
 //! has run). Where A is M-contiguous, B is kept N-contiguous in shared memory whatever its layout
 //! (a K-contiguous B is copied transposed, TransposingTileLoader): with both operands'
 //! fragments 8-byte loads of adjacent rows and columns at one k, the FFMAs stall less than with
-//! B's 4 k of one column (performance log, entry 37: NT ran 1.14 x NN's kernel). A K-contiguous A
-//! keeps both orders: copying TN's two operands transposed would gain at most NT's 5% over TN,
-//! and it cost TN's sm_80 kernel a spill (entry 38).
+//! B's 4 k of one column. A K-contiguous A keeps both orders: transposing both of TN's operands
+//! made ptxas spill, for little to gain.
 template <>
 struct WarpMath<float, MathSimtF32> {
   TILEPIPE_HOST_DEVICE static constexpr SmemOrder stored_order(Operand op, SmemOrder order_a,
