@@ -43,8 +43,9 @@ using F16AccTNToF32 = tilepipe::GemmMultistage<__half, float, Layout::kRowMajor,
 // worst of the usual models: the products are exact (an f16 x f16 product has 22 significant bits)
 // and the 16 additions are made one by one in f16, each rounding (to nearest, or toward zero, as
 // tensor cores have been measured to do) by at most one unit in the last place, 2^-10 relative of
-// a partial sum that is at most |c_{j-1}| + sum_i |p_i|. So with u = 2^-10
-//     |c_j - (c_{j-1} + P_j)| <= 16 u (|c_{j-1}| + S_j),   P_j = sum of block j, S_j = sum of |p_i|,
+// a partial sum that is at most |c_{j-1}| + sum_i |p_i|. So with u = 2^-10, P_j = sum of block j
+// and S_j = sum of |p_i|,
+//     |c_j - (c_{j-1} + P_j)| <= 16 u (|c_{j-1}| + S_j),
 // and near zero each rounding may also err by half the smallest f16 subnormal, 2^-25, absolutely:
 // 16 * 2^-25 more per block. With s_j the exact partial sums and E_j the error bound after block j,
 // |c_{j-1}| <= |s_{j-1}| + E_{j-1}, so

@@ -18,10 +18,10 @@
 //! k-blocks are done (SimtRowExchange, called by SimtWarpMma::finish). Per fragment tile (an m16
 //! tile of A, an n8 tile of B) and k-block, a lane's shared loads are:
 //!
-//!     order          operand   one load                                         loads   width
-//!     K-contiguous   A or B    row (mn), 4 consecutive k                        2       16 bytes (LDS.128)
-//!     MN-contiguous  B         row (k), columns 2t, 2t + 1                      4       8 bytes  (LDS.64)
-//!     MN-contiguous  A         row (k), rows 8 (g % 2) + 2 (g / 2) + 0, 1       4       8 bytes  (LDS.64)
+//!    order          operand  one load                                    loads  width
+//!    K-contiguous   A or B   row (mn), 4 consecutive k                   2      16 bytes (LDS.128)
+//!    MN-contiguous  B        row (k), columns 2t, 2t + 1                 4      8 bytes  (LDS.64)
+//!    MN-contiguous  A        row (k), rows 8 (g % 2) + 2 (g / 2) + 0, 1  4      8 bytes  (LDS.64)
 //!
 //! Lanes that need the same element read the same address, a broadcast, so a load touches only
 //! 8 (A) or 4 (B) different vectors. In the swizzled layout (layout/swizzled_tile.cuh) those are
