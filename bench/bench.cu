@@ -18,8 +18,7 @@
 
 namespace tilepipe_bench {
 
-Bench::Bench(const Options& o)
-    : o_(o), problems_(o), stream_(make_stream()), timer_(stream_, o) {
+Bench::Bench(const Options& o) : o_(o), problems_(o), stream_(make_stream()), timer_(stream_, o) {
   CHECK_CUDA(cudaGetDeviceProperties(&prop_, 0));
   CHECK_CUBLAS(cublasCreate(&cublas_));
   CHECK_CUBLAS(cublasSetStream(cublas_, stream_));
@@ -27,7 +26,8 @@ Bench::Bench(const Options& o)
   autos_ = all_auto_kernels();
   peers_ = all_peer_kernels();
   if (int missing = missing_candidates(kernels_, autos_))
-    std::fprintf(stderr, "[bench] warning: %d candidate configurations are not compiled\n", missing);
+    std::fprintf(stderr, "[bench] warning: %d candidate configurations are not compiled\n",
+                 missing);
 }
 
 Bench::~Bench() {
@@ -43,28 +43,33 @@ cudaStream_t Bench::make_stream() {
 
 // run_problem in run order (sweep first); tables in problem order.
 int Bench::run_all() {
-  std::fprintf(stderr, "[bench] %s, sm_%d%d, %d SMs, L2 %d MiB, %zu kernels compiled\n",
-               prop_.name, prop_.major, prop_.minor, prop_.multiProcessorCount,
-               prop_.l2CacheSize >> 20, kernels_.size());
+  std::fprintf(stderr, "[bench] %s, sm_%d%d, %d SMs, L2 %d MiB, %zu kernels compiled\n", prop_.name,
+               prop_.major, prop_.minor, prop_.multiProcessorCount, prop_.l2CacheSize >> 20,
+               kernels_.size());
   // Configurations with GemmMultistage's default tile, and f32 under MathTF32, run the Hopper
   // tier where the device runs sm_90a code: their names are the Ampere tile's, their kernels
-  // GemmSm90's (for f32 the tf32 rows of the f32 table; NN after a K-major copy of A, timed with it).
+  // GemmSm90's (for f32 the tf32 rows of the f32 table; NN after a K-major copy of A, timed with
+  // it).
   int device = 0;
   if (cudaGetDevice(&device) == cudaSuccess && tilepipe::hopper_tier_available(device)) {
     std::string hopper;
     for (const TilepipeKernel& k : kernels_)
-      if (k.hopper_tier && ((k.dtype == DType::kF16 && k.layout == LayoutPair::kTN) ||
-                            k.dtype == DType::kF32))
-        hopper += std::string(" ") + name_of(k.dtype) + " " + name_of(k.layout) + " " + k.config.name();
-    std::fprintf(stderr, "[bench] Hopper tier (TMA + wgmma, GemmSm90: 128x256 tile up to 4 stages, "
-                         "128x128 above; k 64 a slot, 32 for f32 as tf32) runs these "
-                         "configurations:%s\n", hopper.c_str());
+      if (k.hopper_tier &&
+          ((k.dtype == DType::kF16 && k.layout == LayoutPair::kTN) || k.dtype == DType::kF32))
+        hopper +=
+            std::string(" ") + name_of(k.dtype) + " " + name_of(k.layout) + " " + k.config.name();
+    std::fprintf(stderr,
+                 "[bench] Hopper tier (TMA + wgmma, GemmSm90: 128x256 tile up to 4 stages, "
+                 "128x128 above; k 64 a slot, 32 for f32 as tf32) runs these "
+                 "configurations:%s\n",
+                 hopper.c_str());
   }
   if (!peers_.empty()) {
     std::string runs, skipped;
     for (const PeerKernel& k : peers_) {
       std::string& list = k.runs_on(prop_) ? runs : skipped;
-      if (list.find(k.peer) == std::string::npos) list += std::string(list.empty() ? "" : ", ") + k.peer;
+      if (list.find(k.peer) == std::string::npos)
+        list += std::string(list.empty() ? "" : ", ") + k.peer;
     }
     std::fprintf(stderr, "[bench] peers: %s%s%s\n", runs.empty() ? "none" : runs.c_str(),
                  skipped.empty() ? "" : "; not on this device: ", skipped.c_str());
@@ -72,7 +77,8 @@ int Bench::run_all() {
   for (DType d : {DType::kF16, DType::kBF16}) {
     PeakResult& peak = results_.peak[int(d)];
     peak = measure_mma_peak(d, 20, stream_);
-    std::fprintf(stderr, "[bench] mma.sync m16n8k16 %s peak: %.1f TFLOP/s (median %.3f ms of %d runs)\n",
+    std::fprintf(stderr,
+                 "[bench] mma.sync m16n8k16 %s peak: %.1f TFLOP/s (median %.3f ms of %d runs)\n",
                  name_of(d), peak.tflops, peak.median_ms, peak.runs);
   }
   std::fprintf(stderr, "[bench] %zu problems\n", problems_.problems().size());
@@ -82,8 +88,8 @@ int Bench::run_all() {
   // good as the peak is for the whole run.
   for (DType d : {DType::kF16, DType::kBF16}) {
     results_.peak_end[int(d)] = measure_mma_peak(d, 20, stream_);
-    std::fprintf(stderr, "[bench] mma.sync m16n8k16 %s peak at the end: %.1f TFLOP/s\n",
-                 name_of(d), results_.peak_end[int(d)].tflops);
+    std::fprintf(stderr, "[bench] mma.sync m16n8k16 %s peak at the end: %.1f TFLOP/s\n", name_of(d),
+                 results_.peak_end[int(d)].tflops);
   }
   RunInfo run;
   run.options = &o_;
@@ -146,8 +152,11 @@ void Bench::run_problem(const Problem& p, std::uint64_t seed) {
     r.problem = p;
     r.cublas = true;
     Launch launch = [&, d_type](int s) -> std::string {
-      const cublasStatus_t st = cublas_gemm(cublas_, p, buf.a_of(s), buf.b_of(s), buf.d_of(s), d_type);
-      return st == CUBLAS_STATUS_SUCCESS ? "" : std::string("cublasGemmEx: ") + cublasGetStatusString(st);
+      const cublasStatus_t st =
+          cublas_gemm(cublas_, p, buf.a_of(s), buf.b_of(s), buf.d_of(s), d_type);
+      return st == CUBLAS_STATUS_SUCCESS
+                 ? ""
+                 : std::string("cublasGemmEx: ") + cublasGetStatusString(st);
     };
     entries.push_back({r, launch});
   }
@@ -159,9 +168,11 @@ void Bench::run_problem(const Problem& p, std::uint64_t seed) {
     r.cublas = true;
     r.cublas_tf32 = true;
     Launch launch = [&, d_type](int s) -> std::string {
-      const cublasStatus_t st = cublas_gemm(cublas_, p, buf.a_of(s), buf.b_of(s), buf.d_of(s), d_type,
-                                            CUBLAS_COMPUTE_32F_FAST_TF32);
-      return st == CUBLAS_STATUS_SUCCESS ? "" : std::string("cublasGemmEx (tf32): ") + cublasGetStatusString(st);
+      const cublasStatus_t st = cublas_gemm(cublas_, p, buf.a_of(s), buf.b_of(s), buf.d_of(s),
+                                            d_type, CUBLAS_COMPUTE_32F_FAST_TF32);
+      return st == CUBLAS_STATUS_SUCCESS
+                 ? ""
+                 : std::string("cublasGemmEx (tf32): ") + cublasGetStatusString(st);
     };
     entries.push_back({r, launch});
   }
@@ -240,7 +251,8 @@ void Bench::run_problem(const Problem& p, std::uint64_t seed) {
       CHECK_CUDA(cudaMalloc(&peer_workspace, r.workspace_bytes));
       peer_workspaces.push_back(peer_workspace);
     }
-    Launch launch = [&, peer = &k, peer_workspace, bytes = r.workspace_bytes](int s) -> std::string {
+    Launch launch = [&, peer = &k, peer_workspace,
+                     bytes = r.workspace_bytes](int s) -> std::string {
       Operands op = operands_of(p, buf, s);
       op.workspace = peer_workspace;
       op.workspace_bytes = bytes;
@@ -271,14 +283,16 @@ void Bench::run_problem(const Problem& p, std::uint64_t seed) {
   std::vector<std::size_t> order(turns);
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::uint32_t order_seed = 2166136261u;  // FNV-1a of the problem's key
-  for (const char c : p.key()) order_seed = (order_seed ^ static_cast<unsigned char>(c)) * 16777619u;
+  for (const char c : p.key())
+    order_seed = (order_seed ^ static_cast<unsigned char>(c)) * 16777619u;
   std::mt19937 rng(order_seed);
   for (int round = 0; round < kRounds; ++round) {
     std::shuffle(order.begin(), order.end(), rng);
     for (const std::size_t i : order) {
       if (i == entries.size()) {
         std::string error;
-        if (!timer_.time(peak_launch, 1, o_.target_ms / kRounds, min_runs_per_round, &samples[i], &error))
+        if (!timer_.time(peak_launch, 1, o_.target_ms / kRounds, min_runs_per_round, &samples[i],
+                         &error))
           std::fprintf(stderr, "[bench] peak in turns: %s\n", error.c_str());
         CHECK_CUDA(cudaGetLastError());
         continue;
@@ -296,7 +310,8 @@ void Bench::run_problem(const Problem& p, std::uint64_t seed) {
   }
   const Timing peak_timing = Timer::summarize(samples[entries.size()]);
   const double peak_now = peak_kernel.flops() / (peak_timing.median_ms * 1e-3) / 1e12;
-  std::fprintf(stderr, "[bench] %-24s mma.sync peak in turns %.1f TFLOP/s\n", p.key().c_str(), peak_now);
+  std::fprintf(stderr, "[bench] %-24s mma.sync peak in turns %.1f TFLOP/s\n", p.key().c_str(),
+               peak_now);
   for (std::size_t i = 0; i < entries.size(); ++i) {
     entries[i].r.peak_now = p.dtype == DType::kF32 ? NAN : peak_now;
     finish(entries[i].r, samples[i]);
@@ -351,7 +366,8 @@ void Bench::finish(Record& r, const std::vector<float>& samples) {
 }
 
 void Bench::update_best_sweep(const Problem& p) {
-  if (results_.has_best_sweep && results_.best_sweep_from == 4096) return;  // 4096's best is the one used
+  if (results_.has_best_sweep && results_.best_sweep_from == 4096)
+    return;  // 4096's best is the one used
   const Record* best = results_.best_tilepipe(p);
   if (!best) return;
   results_.best_sweep = best->config;

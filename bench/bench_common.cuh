@@ -55,7 +55,9 @@ struct TileConfig {
     return tile_m == o.tile_m && tile_n == o.tile_n && tile_k == o.tile_k && warp_m == o.warp_m &&
            warp_n == o.warp_n && math == o.math;
   }
-  constexpr bool operator==(const TileConfig& o) const { return same_tile(o) && stages == o.stages; }
+  constexpr bool operator==(const TileConfig& o) const {
+    return same_tile(o) && stages == o.stages;
+  }
   constexpr int warps() const { return (tile_m / warp_m) * (tile_n / warp_n); }
   //! "128x128x32" (the block tile alone).
   std::string tile_name() const {
@@ -65,7 +67,9 @@ struct TileConfig {
   std::string name() const {
     return tile_name() + "/w" + std::to_string(warp_m) + "x" + std::to_string(warp_n) + "/s" +
            std::to_string(stages) +
-           (math == MathKind::kTF32 ? "/tf32" : math == MathKind::kSimtF32 ? "/simt" : "");
+           (math == MathKind::kTF32      ? "/tf32"
+            : math == MathKind::kSimtF32 ? "/simt"
+                                         : "");
   }
 };
 
@@ -79,8 +83,13 @@ constexpr TileConfig hopper_config_of() {
 //! The TileConfig of a GemmPolicy.
 template <class Policy>
 constexpr TileConfig config_of() {
-  return TileConfig{Policy::Tile::kM, Policy::Tile::kN, Policy::Tile::kK, Policy::Warp::kM,
-                    Policy::Warp::kN, Policy::kStages, math_kind_of<typename Policy::Math>()};
+  return TileConfig{Policy::Tile::kM,
+                    Policy::Tile::kN,
+                    Policy::Tile::kK,
+                    Policy::Warp::kM,
+                    Policy::Warp::kN,
+                    Policy::kStages,
+                    math_kind_of<typename Policy::Math>()};
 }
 
 //! GemmMultistage's default, `DefaultGemmPolicy<4>`: 256x128x64 when every target of the build
@@ -158,10 +167,10 @@ void add_f32_kernels(std::vector<TilepipeKernel>& out);        //!< f32 TN and N
 
 //! What tilepipe::GemmAuto (gemm_heuristic.cuh) chooses for one problem.
 struct AutoChoice {
-  TileConfig config{};             //!< the tile configuration
-  int split_k = 1;                 //!< K slices (1: no split-K)
-  std::size_t workspace_bytes = 0; //!< split-K workspace it needs
-  bool hopper = false;             //!< the Large choice, run on the Hopper tier (GemmSm90)
+  TileConfig config{};              //!< the tile configuration
+  int split_k = 1;                  //!< K slices (1: no split-K)
+  std::size_t workspace_bytes = 0;  //!< split-K workspace it needs
+  bool hopper = false;              //!< the Large choice, run on the Hopper tier (GemmSm90)
   //! "64x64x64/w32x32/s3,splitK=8" (as GemmAutoConfig::name), ",hopper" on the Hopper tier.
   std::string name() const {
     return config.name() + (split_k > 1 ? ",splitK=" + std::to_string(split_k) : std::string()) +
@@ -203,7 +212,7 @@ class MmaPeakKernel {
   MmaPeakKernel& operator=(const MmaPeakKernel&) = delete;
   void launch(cudaStream_t stream) const;  //!< one full wave of the microbenchmark
   long long mma_per_launch() const;
-  double flops() const;                    //!< per launch
+  double flops() const;  //!< per launch
   int blocks() const { return blocks_; }
 
  private:

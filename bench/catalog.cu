@@ -34,7 +34,8 @@ std::vector<PeerKernel> all_peer_kernels() {
   std::stable_sort(kernels.begin(), kernels.end(), [](const PeerKernel& a, const PeerKernel& b) {
     const int c = std::string(a.peer).compare(b.peer);
     if (c != 0) return c < 0;
-    return std::make_pair(int(a.dtype), int(a.layout)) < std::make_pair(int(b.dtype), int(b.layout));
+    return std::make_pair(int(a.dtype), int(a.layout)) <
+           std::make_pair(int(b.dtype), int(b.layout));
   });
   return kernels;
 }
@@ -45,8 +46,8 @@ const AutoKernel* find_auto_kernel(const std::vector<AutoKernel>& kernels, DType
   return nullptr;
 }
 
-const TilepipeKernel* find_kernel(const std::vector<TilepipeKernel>& kernels, DType d,
-                                  LayoutPair l, const TileConfig& c) {
+const TilepipeKernel* find_kernel(const std::vector<TilepipeKernel>& kernels, DType d, LayoutPair l,
+                                  const TileConfig& c) {
   for (const auto& k : kernels)
     if (k.dtype == d && k.layout == l && k.config == c) return &k;
   return nullptr;
@@ -59,12 +60,13 @@ int missing_candidates(const std::vector<TilepipeKernel>& kernels,
     for (LayoutPair l : {LayoutPair::kTN, LayoutPair::kNN}) {
       for (const auto& c : kCandidateConfigs)
         if (!find_kernel(kernels, d, l, c)) {
-          std::fprintf(stderr, "[bench] candidate %s is not compiled for %s %s\n",
-                       c.name().c_str(), name_of(d), name_of(l));
+          std::fprintf(stderr, "[bench] candidate %s is not compiled for %s %s\n", c.name().c_str(),
+                       name_of(d), name_of(l));
           ++missing;
         }
       if (!find_auto_kernel(autos, d, l)) {
-        std::fprintf(stderr, "[bench] GemmAuto is not compiled for %s %s\n", name_of(d), name_of(l));
+        std::fprintf(stderr, "[bench] GemmAuto is not compiled for %s %s\n", name_of(d),
+                     name_of(l));
         ++missing;
       }
     }
@@ -82,7 +84,9 @@ int list_kernels() {
   for (const auto& a : autos) {
     // What the heuristic would choose on an H200 (132 SMs) for two shapes, as a smoke test.
     Operands skinny, square;
-    skinny.m = 16; skinny.n = 4096; skinny.k = 4096;
+    skinny.m = 16;
+    skinny.n = 4096;
+    skinny.k = 4096;
     square.m = square.n = square.k = 4096;
     std::printf("%-5s %-3s auto: 16x4096x4096 -> %s, 4096^3 -> %s (on 132 SMs)\n", name_of(a.dtype),
                 name_of(a.layout), a.select(skinny, 132).name().c_str(),
@@ -92,7 +96,8 @@ int list_kernels() {
   int missing = missing_candidates(kernels, autos);
 
   // The peers: tilepipe's own stream-K kernels, and the other libraries' the build has; each must
-  // have registered kernels. CMake defines these for the peers it compiles (bench/CutlassPeers.cmake).
+  // have registered kernels. CMake defines these for the peers it compiles
+  // (bench/CutlassPeers.cmake).
   const std::vector<PeerKernel> peers = all_peer_kernels();
   std::vector<std::string> compiled = {"tilepipe-streamk"};  // configs_stream_k.cu, always
 #if TILEPIPE_BENCH_CUTLASS_SM80
@@ -104,7 +109,8 @@ int list_kernels() {
   if (!compiled.empty()) {
     std::printf("%-13s %-5s %-3s %s\n", "peer", "dtype", "lay", "config");
     for (const auto& k : peers)
-      std::printf("%-13s %-5s %-3s %s\n", k.peer, name_of(k.dtype), name_of(k.layout), k.config.c_str());
+      std::printf("%-13s %-5s %-3s %s\n", k.peer, name_of(k.dtype), name_of(k.layout),
+                  k.config.c_str());
     std::string counts;
     for (const auto& name : compiled) {
       int n = 0;

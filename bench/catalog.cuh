@@ -17,8 +17,8 @@ std::vector<AutoKernel> all_auto_kernels();
 //! The optional peers' kernels that this build compiled (TILEPIPE_BENCH_CUTLASS); none without.
 std::vector<PeerKernel> all_peer_kernels();
 
-const TilepipeKernel* find_kernel(const std::vector<TilepipeKernel>& kernels, DType d,
-                                  LayoutPair l, const TileConfig& c);
+const TilepipeKernel* find_kernel(const std::vector<TilepipeKernel>& kernels, DType d, LayoutPair l,
+                                  const TileConfig& c);
 const AutoKernel* find_auto_kernel(const std::vector<AutoKernel>& kernels, DType d, LayoutPair l);
 
 //! Every candidate, and GemmAuto, must be compiled for every data type and layout; returns how

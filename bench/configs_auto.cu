@@ -10,8 +10,9 @@ namespace {
 
 template <DType D, LayoutPair L>
 // The benchmark's operands are 16-byte aligned: no narrow kernel (AnyAlignment = false).
-using AutoOf = tilepipe::GemmAuto<ElementOf<D>, ElementOf<D>, kLayoutA<L>, tilepipe::Layout::kColumnMajor,
-                                  tilepipe::Identity, /*AnyAlignment=*/false>;
+using AutoOf =
+    tilepipe::GemmAuto<ElementOf<D>, ElementOf<D>, kLayoutA<L>, tilepipe::Layout::kColumnMajor,
+                       tilepipe::Identity, /*AnyAlignment=*/false>;
 
 template <DType D, LayoutPair L>
 AutoChoice select_auto(const Operands& op, int sm_count) {
@@ -31,8 +32,12 @@ AutoChoice select_auto(const Operands& op, int sm_count) {
       break;
     case Tile::kMedium: out.config = config_of<tilepipe::GemmAutoMediumPolicy>(); break;
     case Tile::kSmall: out.config = config_of<tilepipe::GemmAutoSmallPolicy>(); break;
-    case Tile::kHopper64x128: out.config = hopper_config_of<tilepipe::GemmAutoHopper64x128Config>(); break;
-    case Tile::kHopper64x64: out.config = hopper_config_of<tilepipe::GemmAutoHopper64x64Config>(); break;
+    case Tile::kHopper64x128:
+      out.config = hopper_config_of<tilepipe::GemmAutoHopper64x128Config>();
+      break;
+    case Tile::kHopper64x64:
+      out.config = hopper_config_of<tilepipe::GemmAutoHopper64x64Config>();
+      break;
   }
   out.split_k = c.split_k;
   out.workspace_bytes = Auto::workspace_size(args, c);

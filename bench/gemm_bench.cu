@@ -25,8 +25,8 @@
 //    stderr.
 //
 // Method (docs/performance.md says more): inputs uniform in [-1, 1) drawn on the device; enough
-// input sets (A, B, D) that one pass over them covers 3x the L2, used in turn; each configuration is
-// first run once on poisoned output and checked against a cuBLAS f32-output reference (relative
+// input sets (A, B, D) that one pass over them covers 3x the L2, used in turn; each configuration
+// is first run once on poisoned output and checked against a cuBLAS f32-output reference (relative
 // Frobenius error < 1e-2, no NaN/Inf); then the configurations of the problem take turns over 8
 // rounds (each round in its own order, shuffled with a seed of the problem's), each turn 3 warm-up
 // runs and an eighth of the timed runs (about 100 ms of GPU time in all, 3 to 200 per turn)

@@ -100,12 +100,11 @@ void add_kernel(std::vector<TilepipeKernel>& out) {
     using Gemm = GemmOf<D, L, TM, TN, TK, WM, WN, S, Math>;
     static_assert(sizeof(typename Gemm::Mainloop::SharedStorage) == kRingBytes<D, TM, TN, TK, S>,
                   "kRingBytes no longer matches the mainloop's shared storage; update it");
-    out.push_back(TilepipeKernel{TileConfig{TM, TN, TK, WM, WN, S, math_kind_of<Math>()}, D, L,
-                                 Gemm::kSharedBytes, Gemm::kThreads,
-                                 &run_gemm<D, L, TM, TN, TK, WM, WN, S, Math>,
-                                 &workspace_size<D, L, TM, TN, TK, WM, WN, S, Math>,
-                                 &kernel_resources<D, L, TM, TN, TK, WM, WN, S, Math>,
-                                 Gemm::kHasHopperTier});
+    out.push_back(TilepipeKernel{
+        TileConfig{TM, TN, TK, WM, WN, S, math_kind_of<Math>()}, D, L, Gemm::kSharedBytes,
+        Gemm::kThreads, &run_gemm<D, L, TM, TN, TK, WM, WN, S, Math>,
+        &workspace_size<D, L, TM, TN, TK, WM, WN, S, Math>,
+        &kernel_resources<D, L, TM, TN, TK, WM, WN, S, Math>, Gemm::kHasHopperTier});
   }
 }
 

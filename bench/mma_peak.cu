@@ -22,13 +22,13 @@
 namespace tilepipe_bench {
 namespace {
 
-#define PEAK_CHECK(expr)                                                             \
-  do {                                                                               \
-    const cudaError_t err_ = (expr);                                                 \
-    if (err_ != cudaSuccess) {                                                       \
+#define PEAK_CHECK(expr)                                                                \
+  do {                                                                                  \
+    const cudaError_t err_ = (expr);                                                    \
+    if (err_ != cudaSuccess) {                                                          \
       std::fprintf(stderr, "[bench] %s failed: %s\n", #expr, cudaGetErrorString(err_)); \
-      std::exit(1);                                                                  \
-    }                                                                                \
+      std::exit(1);                                                                     \
+    }                                                                                   \
   } while (0)
 
 constexpr int kThreads = 256;  // 8 warps a block
@@ -86,7 +86,8 @@ int peak_blocks(void (*kernel)(int, float*)) {
 }  // namespace
 
 MmaPeakKernel::MmaPeakKernel(DType dtype, int iterations) : dtype_(dtype), iterations_(iterations) {
-  blocks_ = peak_blocks(dtype == DType::kF16 ? mma_peak_kernel<__half> : mma_peak_kernel<__nv_bfloat16>);
+  blocks_ =
+      peak_blocks(dtype == DType::kF16 ? mma_peak_kernel<__half> : mma_peak_kernel<__nv_bfloat16>);
   PEAK_CHECK(cudaMalloc(&out_, sizeof(float) * blocks_ * kThreads));
 }
 

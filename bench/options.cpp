@@ -9,20 +9,22 @@ namespace tilepipe_bench {
 namespace {
 
 void usage(const char* argv0) {
-  std::fprintf(stderr,
-               "usage: %s [--quick] [--json PATH] [--filter S1,S2,...] [--runs N] [--target-ms T]\n"
-               "          [--settle-ms S] [--no-sweep] [--list]\n"
-               "  --quick        a few sizes (squares 1024 and 4096, two model shapes), sweep at 4096 only\n"
-               "  --json PATH    also write every measurement to PATH (scripts/plot_bench.py plots it)\n"
-               "  --filter LIST  only problems whose key (dtype/layout/MxNxK, e.g. f16/tn/4096x4096x4096)\n"
-               "                 contains one of the comma-separated strings\n"
-               "  --runs N       at least N timed runs per configuration (default 20)\n"
-               "  --target-ms T  more runs, up to 200, until they take about T ms of GPU time (default 100)\n"
-               "  --settle-ms S  before each turn's timed runs, about S ms of untimed runs of the same\n"
-               "                 configuration, so the clock settles to its power draw (default 0)\n"
-               "  --no-sweep     skip the f16 TN tile x stage sweep\n"
-               "  --list         list the compiled configurations and exit\n",
-               argv0);
+  std::fprintf(
+      stderr,
+      "usage: %s [--quick] [--json PATH] [--filter S1,S2,...] [--runs N] [--target-ms T]\n"
+      "          [--settle-ms S] [--no-sweep] [--list]\n"
+      "  --quick        a few sizes (squares 1024 and 4096, two model shapes), sweep at 4096 only\n"
+      "  --json PATH    also write every measurement to PATH (scripts/plot_bench.py plots it)\n"
+      "  --filter LIST  only problems whose key (dtype/layout/MxNxK, e.g. f16/tn/4096x4096x4096)\n"
+      "                 contains one of the comma-separated strings\n"
+      "  --runs N       at least N timed runs per configuration (default 20)\n"
+      "  --target-ms T  more runs, up to 200, until they take about T ms of GPU time (default "
+      "100)\n"
+      "  --settle-ms S  before each turn's timed runs, about S ms of untimed runs of the same\n"
+      "                 configuration, so the clock settles to its power draw (default 0)\n"
+      "  --no-sweep     skip the f16 TN tile x stage sweep\n"
+      "  --list         list the compiled configurations and exit\n",
+      argv0);
 }
 
 }  // namespace

@@ -15,9 +15,9 @@ cublasStatus_t cublas_gemm(cublasHandle_t handle, const Problem& p, const void* 
   const float one = 1.0f, zero = 0.0f;
   const cudaDataType_t ab_type = cuda_type_of(p.dtype);
   const cublasOperation_t op_a = p.layout == LayoutPair::kTN ? CUBLAS_OP_N : CUBLAS_OP_T;
-  return cublasGemmEx(handle, CUBLAS_OP_T, op_a, p.n, p.m, p.k, &one, b, ab_type,
-                      int(ldb_of(p)), a, ab_type, int(lda_of(p)), &zero, d, d_type,
-                      int(ldd_of(p)), compute, CUBLAS_GEMM_DEFAULT);
+  return cublasGemmEx(handle, CUBLAS_OP_T, op_a, p.n, p.m, p.k, &one, b, ab_type, int(ldb_of(p)), a,
+                      ab_type, int(lda_of(p)), &zero, d, d_type, int(ldd_of(p)), compute,
+                      CUBLAS_GEMM_DEFAULT);
 }
 
 }  // namespace tilepipe_bench

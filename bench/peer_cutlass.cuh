@@ -30,16 +30,19 @@ using CutlassLayoutA = std::conditional_t<L == LayoutPair::kTN, cutlass::layout:
 //! can_implement, initialize (with the workspace; it also sets the kernel's shared memory), run.
 //! Returns "" or the step that failed and CUTLASS's status.
 template <class Gemm>
-std::string run_cutlass(const typename Gemm::Arguments& args, void* workspace, cudaStream_t stream) {
+std::string run_cutlass(const typename Gemm::Arguments& args, void* workspace,
+                        cudaStream_t stream) {
   auto failed = [](cutlass::Status st, const char* step) {
     return std::string("CUTLASS ") + step + ": " + cutlass::cutlassGetStatusString(st);
   };
   Gemm gemm;
   if (cutlass::Status st = gemm.can_implement(args); st != cutlass::Status::kSuccess)
     return failed(st, "can_implement");
-  if (cutlass::Status st = gemm.initialize(args, workspace, stream); st != cutlass::Status::kSuccess)
+  if (cutlass::Status st = gemm.initialize(args, workspace, stream);
+      st != cutlass::Status::kSuccess)
     return failed(st, "initialize");
-  if (cutlass::Status st = gemm.run(stream); st != cutlass::Status::kSuccess) return failed(st, "run");
+  if (cutlass::Status st = gemm.run(stream); st != cutlass::Status::kSuccess)
+    return failed(st, "run");
   return "";
 }
 

@@ -39,11 +39,13 @@ struct Sm80Gemm {
       cutlass::gemm::GemmShape<WarpM, WarpN, TileK>, cutlass::gemm::GemmShape<16, 8, 16>,
       cutlass::epilogue::thread::LinearCombination<Element, kAlignment, float, float>,
       // The profiler's swizzle for these kernels: tiles visited in groups of 8 along N.
-      cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<8>, Stages, kAlignment, kAlignment>;
+      cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<8>, Stages, kAlignment,
+      kAlignment>;
 
   static std::string name() {
-    return std::to_string(TileM) + "x" + std::to_string(TileN) + "x" + std::to_string(TileK) + "/w" +
-           std::to_string(WarpM) + "x" + std::to_string(WarpN) + "/s" + std::to_string(Stages);
+    return std::to_string(TileM) + "x" + std::to_string(TileN) + "x" + std::to_string(TileK) +
+           "/w" + std::to_string(WarpM) + "x" + std::to_string(WarpN) + "/s" +
+           std::to_string(Stages);
   }
 
   static typename Gemm::Arguments arguments_of(const Operands& op) {

@@ -36,7 +36,8 @@
 #endif
 
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#error "peer_cutlass_sm90.cu is for sm_90a only: CutlassPeers.cmake sets its CUDA_ARCHITECTURES to 90a"
+#error \
+    "peer_cutlass_sm90.cu is for sm_90a only: CutlassPeers.cmake sets its CUDA_ARCHITECTURES to 90a"
 #endif
 
 namespace tilepipe_bench {
@@ -78,8 +79,9 @@ struct Sm90Gemm {
 
   static std::string name() {
     return std::string(S == Schedule::kCooperative ? "coop" : "pingpong") + "/" +
-           std::to_string(TileM) + "x" + std::to_string(TileN) + "x64/c" + std::to_string(ClusterM) +
-           "x" + std::to_string(ClusterN) + "x1/s" + std::to_string(Mainloop::DispatchPolicy::Stages);
+           std::to_string(TileM) + "x" + std::to_string(TileN) + "x64/c" +
+           std::to_string(ClusterM) + "x" + std::to_string(ClusterN) + "x1/s" +
+           std::to_string(Mainloop::DispatchPolicy::Stages);
   }
 };
 
@@ -90,8 +92,7 @@ Stride stride_of(std::int64_t ld) {
   Stride s{};
   if constexpr (cute::is_static<std::remove_reference_t<decltype(cute::get<0>(s))>>::value)
     cute::get<1>(s) = ld;
-  else
-    cute::get<0>(s) = ld;
+  else cute::get<0>(s) = ld;
   cute::get<2>(s) = 0;
   return s;
 }

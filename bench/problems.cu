@@ -12,7 +12,8 @@ namespace tilepipe_bench {
 // ---- The problem list ------------------------------------------------------------------------
 
 ProblemSet::ProblemSet(const Options& o) : o_(o) {
-  const std::vector<int> ms = o_.quick ? std::vector<int>{16, 1024} : std::vector<int>{16, 128, 1024, 8192};
+  const std::vector<int> ms =
+      o_.quick ? std::vector<int>{16, 1024} : std::vector<int>{16, 128, 1024, 8192};
   const std::vector<std::pair<int, int>> nks =
       o_.quick ? std::vector<std::pair<int, int>>{{4096, 4096}}
                : std::vector<std::pair<int, int>>{{4096, 4096}, {14336, 4096}, {4096, 14336}};
@@ -39,7 +40,8 @@ ProblemSet::ProblemSet(const Options& o) : o_(o) {
 }
 
 std::vector<int> ProblemSet::square_sizes() const {
-  return o_.quick ? std::vector<int>{1024, 4096} : std::vector<int>{512, 1024, 2048, 4096, 8192, 16384};
+  return o_.quick ? std::vector<int>{1024, 4096}
+                  : std::vector<int>{512, 1024, 2048, 4096, 8192, 16384};
 }
 
 std::vector<int> ProblemSet::f32_square_sizes() const {

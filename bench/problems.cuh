@@ -72,9 +72,9 @@ struct Buffers {
   std::size_t elems_a = 0, elems_b = 0, elems_d = 0;
   std::size_t elem_bytes = 2;  // of A, B and D: the problem's data type
   int sets = 0;
-  void* a = nullptr;  // sets x elems_a
-  void* b = nullptr;  // sets x elems_b
-  void* d = nullptr;  // sets x elems_d
+  void* a = nullptr;     // sets x elems_a
+  void* b = nullptr;     // sets x elems_b
+  void* d = nullptr;     // sets x elems_d
   float* ref = nullptr;  // m x n, row-major: the cuBLAS f32-output reference on set 0
 
   const void* a_of(int s) const { return static_cast<const char*>(a) + elem_bytes * elems_a * s; }

@@ -19,13 +19,13 @@ struct Record {
   Problem problem;
   bool cublas = false;
   bool cublas_tf32 = false;  // f32 problems: cuBLAS with CUBLAS_COMPUTE_32F_FAST_TF32 (else SGEMM)
-  bool is_auto = false;  // GemmAuto: `config` and `split_k` are what its heuristic chose
-  std::string peer;         // another library's kernel (PeerKernel::peer, e.g. "cutlass-sm90")
-  std::string peer_config;  // and its configuration (PeerKernel::config)
-  TileConfig config{};  // tilepipe only
+  bool is_auto = false;      // GemmAuto: `config` and `split_k` are what its heuristic chose
+  std::string peer;          // another library's kernel (PeerKernel::peer, e.g. "cutlass-sm90")
+  std::string peer_config;   // and its configuration (PeerKernel::config)
+  TileConfig config{};       // tilepipe only
   int split_k = 1;
   std::size_t workspace_bytes = 0;  // GemmAuto's split-K, tf32 NN's copy of A, a peer's
-  bool auto_hopper = false;  // GemmAuto ran its Large choice on the Hopper tier
+  bool auto_hopper = false;         // GemmAuto ran its Large choice on the Hopper tier
   std::size_t smem_bytes = 0;
   int threads = 0;
   KernelResources resources;
@@ -95,7 +95,8 @@ struct Results {
   const Record* best_tilepipe(const Problem& p) const {
     const Record* best = nullptr;
     for (const auto& r : records)
-      if (r.is_fixed_config() && r.verified && same_problem(r.problem, p) && (!best || r.tflops > best->tflops))
+      if (r.is_fixed_config() && r.verified && same_problem(r.problem, p) &&
+          (!best || r.tflops > best->tflops))
         best = &r;
     return best;
   }
@@ -103,7 +104,8 @@ struct Results {
   const Record* best_peer(const Problem& p, const std::string& name) const {
     const Record* best = nullptr;
     for (const auto& r : records)
-      if (r.peer == name && r.verified && same_problem(r.problem, p) && (!best || r.tflops > best->tflops))
+      if (r.peer == name && r.verified && same_problem(r.problem, p) &&
+          (!best || r.tflops > best->tflops))
         best = &r;
     return best;
   }

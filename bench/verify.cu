@@ -50,7 +50,8 @@ Verifier::Verifier() {
 
 Verifier::~Verifier() { cudaFree(sums_); }
 
-Comparison Verifier::compare(const Problem& p, const Buffers& buf, int blocks, cudaStream_t stream) {
+Comparison Verifier::compare(const Problem& p, const Buffers& buf, int blocks,
+                             cudaStream_t stream) {
   Comparison c;
   CHECK_CUDA(cudaMemsetAsync(sums_, 0, 2 * sizeof(double) + sizeof(unsigned long long), stream));
   auto* nonfinite = reinterpret_cast<unsigned long long*>(sums_ + 2);
@@ -66,7 +67,8 @@ Comparison Verifier::compare(const Problem& p, const Buffers& buf, int blocks, c
   CHECK_CUDA(cudaGetLastError());
   double sums[2];
   CHECK_CUDA(cudaMemcpyAsync(sums, sums_, sizeof(sums), cudaMemcpyDeviceToHost, stream));
-  CHECK_CUDA(cudaMemcpyAsync(&c.nonfinite, nonfinite, sizeof(c.nonfinite), cudaMemcpyDeviceToHost, stream));
+  CHECK_CUDA(cudaMemcpyAsync(&c.nonfinite, nonfinite, sizeof(c.nonfinite), cudaMemcpyDeviceToHost,
+                             stream));
   CHECK_CUDA(cudaStreamSynchronize(stream));
   c.rel_error = sums[1] > 0 ? std::sqrt(sums[0] / sums[1]) : std::sqrt(sums[0]);
   return c;

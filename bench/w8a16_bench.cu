@@ -1,7 +1,7 @@
 // w8a16_bench: tilepipe::GemmMixedInput (f16 activations x int8 weights with groups of 128; also
-// fp8 e4m3 weights, "e4m3") against the f16 GEMMs it replaces, tilepipe::GemmAuto and cuBLAS (cublasGemmEx, f32 compute),
-// at decode shapes: M in {1, 16, 128} x N = K in {4096, 14336}, A row-major, B column-major
-// (PyTorch's Linear.weight), D row-major f16.
+// fp8 e4m3 weights, "e4m3") against the f16 GEMMs it replaces, tilepipe::GemmAuto and cuBLAS
+// (cublasGemmEx, f32 compute), at decode shapes: M in {1, 16, 128} x N = K in {4096, 14336}, A
+// row-major, B column-major (PyTorch's Linear.weight), D row-major f16.
 //
 //   w8a16_bench [--runs N] [--split-k-reduction auto|cluster|workspace]
 //
@@ -13,8 +13,8 @@
 // W8A16 runs with GemmMixedInput::split_k_for's factor ("rule") and with each split of 1 to 16
 // ("best" names the fastest; with --split-k-reduction cluster, splits of up to 8); e4m3 with the
 // rule's factor. --split-k-reduction sets GemmMixedInput's split_k_reduction (default auto: the
-// cluster reduction on sm_90 for up to 8 slices, else the workspace's). Exit status: 0 if every check passed, 3 if one did not, 1 on a
-// CUDA error, 2 on usage.
+// cluster reduction on sm_90 for up to 8 slices, else the workspace's). Exit status: 0 if every
+// check passed, 3 if one did not, 1 on a CUDA error, 2 on usage.
 
 #include <cublas_v2.h>
 #include <cuda_fp16.h>
@@ -56,22 +56,27 @@ void check_cuda(cudaError_t e, const char* what) {
 // large as the f16 ones.
 __device__ std::uint32_t hash(std::uint64_t i, std::uint32_t seed) {
   std::uint64_t x = i * 0x9E3779B97F4A7C15ull + seed;
-  x ^= x >> 31; x *= 0xBF58476D1CE4E5B9ull; x ^= x >> 27;
+  x ^= x >> 31;
+  x *= 0xBF58476D1CE4E5B9ull;
+  x ^= x >> 27;
   return static_cast<std::uint32_t>(x >> 16);
 }
 __global__ void fill_f16(__half* p, std::int64_t n, std::uint32_t seed, float lo, float width) {
-  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n; i += std::int64_t(gridDim.x) * blockDim.x)
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::int64_t(gridDim.x) * blockDim.x)
     p[i] = __float2half(lo + width * (hash(i, seed) & 0xFFFF) / 65536.0f);
 }
 __global__ void fill_s8(std::int8_t* p, std::int64_t n, std::uint32_t seed) {
-  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n; i += std::int64_t(gridDim.x) * blockDim.x)
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::int64_t(gridDim.x) * blockDim.x)
     p[i] = static_cast<std::int8_t>(hash(i, seed) & 0xFF);
 }
 // B (N x K, K contiguous) dequantized to f16: b * scale[k / group][n]; the same bytes read as
 // int8 or as e4m3 (NaN patterns read as zero).
 template <class Stored>
 __global__ void dequantize(__half* out, const std::int8_t* b, const __half* scale, int n, int k) {
-  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < std::int64_t(n) * k; i += std::int64_t(gridDim.x) * blockDim.x) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+       i < std::int64_t(n) * k; i += std::int64_t(gridDim.x) * blockDim.x) {
     const int col = static_cast<int>(i / k), kk = static_cast<int>(i % k);
     float v = b[i];
     if constexpr (std::is_same_v<Stored, __nv_fp8_e4m3>) {
@@ -84,7 +89,8 @@ __global__ void dequantize(__half* out, const std::int8_t* b, const __half* scal
 }
 // The int8 bytes as e4m3 weights: NaN patterns (S.1111.111) become zeros.
 __global__ void clear_e4m3_nans(std::int8_t* p, std::int64_t n) {
-  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n; i += std::int64_t(gridDim.x) * blockDim.x)
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::int64_t(gridDim.x) * blockDim.x)
     if ((p[i] & 0x7F) == 0x7F) p[i] = 0;
 }
 
@@ -119,7 +125,8 @@ double time_us(const std::function<void(int)>& launch, int sets, int runs) {
   }
   check_cuda(cudaEventSynchronize(ev[runs]), "timed runs");
   std::vector<float> ms(runs);
-  for (int i = 0; i < runs; ++i) check_cuda(cudaEventElapsedTime(&ms[i], ev[i], ev[i + 1]), "elapsed");
+  for (int i = 0; i < runs; ++i)
+    check_cuda(cudaEventElapsedTime(&ms[i], ev[i], ev[i + 1]), "elapsed");
   for (auto& e : ev) cudaEventDestroy(e);
   std::nth_element(ms.begin(), ms.begin() + runs / 2, ms.end());
   return 1000.0 * ms[runs / 2];
@@ -132,25 +139,32 @@ int main(int argc, char** argv) {
   using tilepipe::SplitKReduction;
   SplitKReduction reduction = SplitKReduction::kAuto;
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--runs") == 0 && i + 1 < argc) runs = std::max(1, std::atoi(argv[++i]));
+    if (std::strcmp(argv[i], "--runs") == 0 && i + 1 < argc)
+      runs = std::max(1, std::atoi(argv[++i]));
     else if (std::strcmp(argv[i], "--split-k-reduction") == 0 && i + 1 < argc) {
       const std::string r = argv[++i];
       if (r == "auto") reduction = SplitKReduction::kAuto;
       else if (r == "cluster") reduction = SplitKReduction::kCluster;
       else if (r == "workspace") reduction = SplitKReduction::kWorkspace;
-      else { std::fprintf(stderr, "w8a16_bench: --split-k-reduction auto, cluster or workspace\n"); return 2; }
+      else {
+        std::fprintf(stderr, "w8a16_bench: --split-k-reduction auto, cluster or workspace\n");
+        return 2;
+      }
     } else {
-      std::fprintf(stderr, "usage: w8a16_bench [--runs N] [--split-k-reduction auto|cluster|workspace]\n");
+      std::fprintf(stderr,
+                   "usage: w8a16_bench [--runs N] [--split-k-reduction auto|cluster|workspace]\n");
       return 2;
     }
   }
   cudaDeviceProp prop{};
-  check_cuda(cudaGetDeviceProperties(&prop, 0), "no CUDA device (this benchmark needs an sm_80+ GPU)");
+  check_cuda(cudaGetDeviceProperties(&prop, 0),
+             "no CUDA device (this benchmark needs an sm_80+ GPU)");
   cublasHandle_t cublas;
   if (cublasCreate(&cublas) != CUBLAS_STATUS_SUCCESS) return 1;
-  std::printf("w8a16_bench on %s (%d SMs), median of %d runs, microseconds; group %d; split-K "
-              "reduction %s\n", prop.name, prop.multiProcessorCount, runs, kGroup,
-              tilepipe::to_string(reduction).c_str());
+  std::printf(
+      "w8a16_bench on %s (%d SMs), median of %d runs, microseconds; group %d; split-K "
+      "reduction %s\n",
+      prop.name, prop.multiProcessorCount, runs, kGroup, tilepipe::to_string(reduction).c_str());
   std::printf("%6s %6s %6s | %9s %9s | %9s %5s %9s %5s | %8s %8s | %9s\n", "M", "N", "K", "cuBLAS",
               "auto", "w8a16", "split", "best", "split", "vs cuBLAS", "vs auto", "e4m3");
 
@@ -161,7 +175,8 @@ int main(int argc, char** argv) {
     const int n = nk, k = nk;
     // Sets of B (f16, the larger) covering 3x the L2, at least 2.
     const std::int64_t b16_bytes = std::int64_t(n) * k * 2;
-    const int sets = std::max<std::int64_t>(2, (3 * std::int64_t(prop.l2CacheSize) + b16_bytes - 1) / b16_bytes);
+    const int sets =
+        std::max<std::int64_t>(2, (3 * std::int64_t(prop.l2CacheSize) + b16_bytes - 1) / b16_bytes);
     for (const int m : ms_) {
       Sets s;
       for (int i = 0; i < sets; ++i) {
@@ -176,8 +191,13 @@ int main(int argc, char** argv) {
         fill_f16<<<1024, 256>>>(b16, std::int64_t(n) * k, 23 + i, -1.0f / 64, 2.0f / 64);
         fill_s8<<<1024, 256>>>(b8, std::int64_t(n) * k, 37 + i);
         clear_e4m3_nans<<<1024, 256>>>(b8, std::int64_t(n) * k);  // so that e4m3 can read them too
-        fill_f16<<<1024, 256>>>(scale, std::int64_t(k / kGroup) * n, 41 + i, 1.0f / 512, 1.0f / 512);
-        s.a.push_back(a); s.b16.push_back(b16); s.b8.push_back(b8); s.scale.push_back(scale); s.d.push_back(d);
+        fill_f16<<<1024, 256>>>(scale, std::int64_t(k / kGroup) * n, 41 + i, 1.0f / 512,
+                                1.0f / 512);
+        s.a.push_back(a);
+        s.b16.push_back(b16);
+        s.b8.push_back(b8);
+        s.scale.push_back(scale);
+        s.d.push_back(d);
       }
       check_cuda(cudaDeviceSynchronize(), "fill");
       __half* ref;
@@ -185,25 +205,39 @@ int main(int argc, char** argv) {
 
       const float one = 1.0f, zero = 0.0f;
       auto cublas_run = [&](const __half* b, const __half* a, __half* d) {
-        cublasGemmEx(cublas, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &one, b, CUDA_R_16F, k, a, CUDA_R_16F, k,
-                     &zero, d, CUDA_R_16F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+        cublasGemmEx(cublas, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &one, b, CUDA_R_16F, k, a,
+                     CUDA_R_16F, k, &zero, d, CUDA_R_16F, n, CUBLAS_COMPUTE_32F,
+                     CUBLAS_GEMM_DEFAULT);
       };
-      const double t_cublas = time_us([&](int i) { cublas_run(s.b16[i], s.a[i], s.d[i]); }, sets, runs);
+      const double t_cublas =
+          time_us([&](int i) { cublas_run(s.b16[i], s.a[i], s.d[i]); }, sets, runs);
 
       // GemmAuto f16, with its workspace.
       tilepipe::GemmArguments<__half, __half> fa;
-      fa.m = m; fa.n = n; fa.k = k;
-      fa.lda = k; fa.ldb = k; fa.ldd = n;
-      fa.a = s.a[0]; fa.b = s.b16[0]; fa.d = s.d[0];
+      fa.m = m;
+      fa.n = n;
+      fa.k = k;
+      fa.lda = k;
+      fa.ldb = k;
+      fa.ldd = n;
+      fa.a = s.a[0];
+      fa.b = s.b16[0];
+      fa.d = s.d[0];
       const std::size_t auto_ws = Auto::workspace_size(fa);
       void* ws_auto = nullptr;
       if (auto_ws > 0) check_cuda(cudaMalloc(&ws_auto, auto_ws), "cudaMalloc auto workspace");
-      fa.workspace = ws_auto; fa.workspace_bytes = auto_ws;
+      fa.workspace = ws_auto;
+      fa.workspace_bytes = auto_ws;
       auto auto_run = [&](int i) {
         tilepipe::GemmArguments<__half, __half> x = fa;
-        x.a = s.a[i]; x.b = s.b16[i]; x.d = s.d[i];
+        x.a = s.a[i];
+        x.b = s.b16[i];
+        x.d = s.d[i];
         const tilepipe::Status st = Auto::run(x);
-        if (!st) { std::fprintf(stderr, "w8a16_bench: GemmAuto: %s\n", st.what()); std::exit(1); }
+        if (!st) {
+          std::fprintf(stderr, "w8a16_bench: GemmAuto: %s\n", st.what());
+          std::exit(1);
+        }
       };
       auto_run(0);
       cublas_run(s.b16[0], s.a[0], ref);
@@ -213,8 +247,13 @@ int main(int argc, char** argv) {
 
       // W8A16 with each split factor; checked against cuBLAS on the dequantized set 0.
       W8A16::Arguments wa;
-      wa.m = m; wa.n = n; wa.k = k;
-      wa.lda = k; wa.ldb = k; wa.ldd = n; wa.group = kGroup;
+      wa.m = m;
+      wa.n = n;
+      wa.k = k;
+      wa.lda = k;
+      wa.ldb = k;
+      wa.ldd = n;
+      wa.group = kGroup;
       wa.split_k_reduction = reduction;
       const int rule = W8A16::split_k_for(wa, prop.multiProcessorCount);
       __half* deq = s.b16[0];  // set 0's f16 B becomes the dequantized int8 B, then e4m3 B
@@ -227,16 +266,26 @@ int main(int argc, char** argv) {
         if (reduction == SplitKReduction::kCluster &&
             W8A16::split_k_slices(wa).count > W8A16::kMaxClusterSlices)
           continue;
-        wa.a = s.a[0]; wa.b = s.b8[0]; wa.scale = s.scale[0]; wa.d = s.d[0];
+        wa.a = s.a[0];
+        wa.b = s.b8[0];
+        wa.scale = s.scale[0];
+        wa.d = s.d[0];
         const std::size_t bytes = W8A16::workspace_size(wa);
         void* ws = nullptr;
         if (bytes > 0) check_cuda(cudaMalloc(&ws, bytes), "cudaMalloc workspace");
-        wa.workspace = ws; wa.workspace_bytes = bytes;
+        wa.workspace = ws;
+        wa.workspace_bytes = bytes;
         auto run = [&](int i) {
           W8A16::Arguments x = wa;
-          x.a = s.a[i]; x.b = s.b8[i]; x.scale = s.scale[i]; x.d = s.d[i];
+          x.a = s.a[i];
+          x.b = s.b8[i];
+          x.scale = s.scale[i];
+          x.d = s.d[i];
           const tilepipe::Status st = W8A16::run(x);
-          if (!st) { std::fprintf(stderr, "w8a16_bench: GemmMixedInput: %s\n", st.what()); std::exit(1); }
+          if (!st) {
+            std::fprintf(stderr, "w8a16_bench: GemmMixedInput: %s\n", st.what());
+            std::exit(1);
+          }
         };
         check_cuda(cudaMemset(s.d[0], 0xFF, std::int64_t(m) * n * 2), "poison D");
         run(0);
@@ -244,26 +293,41 @@ int main(int argc, char** argv) {
         e_w8 = std::max(e_w8, rel_error(s.d[0], ref, std::int64_t(m) * n));
         const double t = time_us(run, sets, runs);
         if (split == rule) t_rule = t;
-        if (t < t_best) { t_best = t; best = split; }
+        if (t < t_best) {
+          t_best = t;
+          best = split;
+        }
         cudaFree(ws);
       }
       // e4m3 weights (the same bytes), the rule's split.
       dequantize<__nv_fp8_e4m3><<<1024, 256>>>(deq, s.b8[0], s.scale[0], n, k);
       cublas_run(deq, s.a[0], ref);
       E4M3::Arguments ea;
-      ea.m = m; ea.n = n; ea.k = k;
-      ea.lda = k; ea.ldb = k; ea.ldd = n; ea.group = kGroup;
+      ea.m = m;
+      ea.n = n;
+      ea.k = k;
+      ea.lda = k;
+      ea.ldb = k;
+      ea.ldd = n;
+      ea.group = kGroup;
       ea.split_k = rule;
       ea.split_k_reduction = reduction;
       const std::size_t e_bytes = E4M3::workspace_size(ea);
       void* ws_e4m3 = nullptr;
       if (e_bytes > 0) check_cuda(cudaMalloc(&ws_e4m3, e_bytes), "cudaMalloc workspace");
-      ea.workspace = ws_e4m3; ea.workspace_bytes = e_bytes;
+      ea.workspace = ws_e4m3;
+      ea.workspace_bytes = e_bytes;
       auto e4m3_run = [&](int i) {
         E4M3::Arguments x = ea;
-        x.a = s.a[i]; x.b = reinterpret_cast<const __nv_fp8_e4m3*>(s.b8[i]); x.scale = s.scale[i]; x.d = s.d[i];
+        x.a = s.a[i];
+        x.b = reinterpret_cast<const __nv_fp8_e4m3*>(s.b8[i]);
+        x.scale = s.scale[i];
+        x.d = s.d[i];
         const tilepipe::Status st = E4M3::run(x);
-        if (!st) { std::fprintf(stderr, "w8a16_bench: GemmMixedInput e4m3: %s\n", st.what()); std::exit(1); }
+        if (!st) {
+          std::fprintf(stderr, "w8a16_bench: GemmMixedInput e4m3: %s\n", st.what());
+          std::exit(1);
+        }
       };
       check_cuda(cudaMemset(s.d[0], 0xFF, std::int64_t(m) * n * 2), "poison D");
       e4m3_run(0);
@@ -274,16 +338,21 @@ int main(int argc, char** argv) {
 
       const bool ok = e_w8 < 1e-2 && e_auto < 1e-2 && e_e4m3 < 1e-2;
       if (!ok) status = 3;
-      std::printf("%6d %6d %6d | %9.2f %9.2f | %9.2f %5d %9.2f %5d | %7.2fx %7.2fx | %9.2f%s\n", m, n, k,
-                  t_cublas, t_auto, t_rule, rule, t_best, best, t_cublas / t_rule, t_auto / t_rule, t_e4m3,
-                  ok ? "" : "  CHECK FAILED");
-      if (!ok) std::printf("  relative errors: w8a16 %.3g, auto %.3g, e4m3 %.3g\n", e_w8, e_auto, e_e4m3);
+      std::printf("%6d %6d %6d | %9.2f %9.2f | %9.2f %5d %9.2f %5d | %7.2fx %7.2fx | %9.2f%s\n", m,
+                  n, k, t_cublas, t_auto, t_rule, rule, t_best, best, t_cublas / t_rule,
+                  t_auto / t_rule, t_e4m3, ok ? "" : "  CHECK FAILED");
+      if (!ok)
+        std::printf("  relative errors: w8a16 %.3g, auto %.3g, e4m3 %.3g\n", e_w8, e_auto, e_e4m3);
       std::fflush(stdout);
 
       cudaFree(ws_auto);
       cudaFree(ref);
       for (int i = 0; i < sets; ++i) {
-        cudaFree(s.a[i]); cudaFree(s.b16[i]); cudaFree(s.b8[i]); cudaFree(s.scale[i]); cudaFree(s.d[i]);
+        cudaFree(s.a[i]);
+        cudaFree(s.b16[i]);
+        cudaFree(s.b8[i]);
+        cudaFree(s.scale[i]);
+        cudaFree(s.d[i]);
       }
     }
   }

@@ -25,19 +25,24 @@
 #include <tilepipe/gemm/gemm_multistage.cuh>
 
 using BiasRelu = tilepipe::Chain<tilepipe::BiasPerCol<float>, tilepipe::Relu>;
-using GemmBiasRelu = tilepipe::GemmMultistage<__half, __half, tilepipe::Layout::kRowMajor,
-                                              tilepipe::Layout::kColumnMajor, /*Stages=*/4,
-                                              BiasRelu>;
+using GemmBiasRelu =
+    tilepipe::GemmMultistage<__half, __half, tilepipe::Layout::kRowMajor,
+                             tilepipe::Layout::kColumnMajor, /*Stages=*/4, BiasRelu>;
 
 // D = relu(A * B + bias) on `stream`: A, B and D as in quickstart.cu's gemm_f16, and `bias` one
 // float per column of D.
 tilepipe::Status gemm_bias_relu(const __half* a, const __half* b, const float* bias, __half* d,
                                 int m, int n, int k, cudaStream_t stream) {
   GemmBiasRelu::Arguments args;
-  args.m = m; args.n = n; args.k = k;
-  args.a = a; args.lda = k;
-  args.b = b; args.ldb = k;
-  args.d = d; args.ldd = n;
+  args.m = m;
+  args.n = n;
+  args.k = k;
+  args.a = a;
+  args.lda = k;
+  args.b = b;
+  args.ldb = k;
+  args.d = d;
+  args.ldd = n;
   args.output_op.get<0>().bias = bias;  // the data of the Chain's first operator
   return GemmBiasRelu::run(args, stream);
 }
@@ -55,8 +60,8 @@ using Mainloop = tilepipe::MultistageMainloop<__half, tilepipe::Layout::kRowMajo
 // column-major, D and Z (m x n) row-major: one 128 x 128 tile per block of Mainloop::kThreads
 // (128) threads. A and B move in 16-byte chunks: k, their leading dimension, is a multiple of 8.
 __global__ void __launch_bounds__(Mainloop::kThreads)
-gemm_bias_relu_aux(const __half* a, const __half* b, const float* bias, __half* d, float* z,
-                   int m, int n, int k) {
+    gemm_bias_relu_aux(const __half* a, const __half* b, const float* bias, __half* d, float* z,
+                       int m, int n, int k) {
   // The ring of stages, 64 KB of dynamic shared memory, 128-byte aligned for its swizzled tiles.
   extern __shared__ __align__(128) unsigned char smem[];
   Mainloop mainloop(*reinterpret_cast<Mainloop::SharedStorage*>(smem), threadIdx.x);
@@ -102,13 +107,14 @@ cudaError_t launch_bias_relu_aux(const __half* a, const __half* b, const float* 
 }
 // [readme:ampere_launch]
 
-#define CHECK_CUDA(expr)                                                                   \
-  do {                                                                                     \
-    const cudaError_t err_ = (expr);                                                       \
-    if (err_ != cudaSuccess) {                                                             \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #expr, cudaGetErrorString(err_)); \
-      return 1;                                                                            \
-    }                                                                                      \
+#define CHECK_CUDA(expr)                                                 \
+  do {                                                                   \
+    const cudaError_t err_ = (expr);                                     \
+    if (err_ != cudaSuccess) {                                           \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #expr, \
+                   cudaGetErrorString(err_));                            \
+      return 1;                                                          \
+    }                                                                    \
   } while (0)
 
 int main(int argc, char** argv) {
@@ -129,14 +135,15 @@ int main(int argc, char** argv) {
   }
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::fprintf(stderr, "fused_bias_relu: no CUDA device found; this example needs an sm_80+ GPU\n");
+    std::fprintf(stderr,
+                 "fused_bias_relu: no CUDA device found; this example needs an sm_80+ GPU\n");
     return 1;
   }
   cudaDeviceProp prop{};
   CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
   if (prop.major < 8) {
-    std::fprintf(stderr, "fused_bias_relu: %s is sm_%d%d; tilepipe needs sm_80 or newer\n", prop.name,
-                 prop.major, prop.minor);
+    std::fprintf(stderr, "fused_bias_relu: %s is sm_%d%d; tilepipe needs sm_80 or newer\n",
+                 prop.name, prop.major, prop.minor);
     return 1;
   }
 
@@ -196,10 +203,14 @@ int main(int argc, char** argv) {
       const double ref = acc > 0.0 ? acc : 0.0;
       const std::size_t i = std::size_t(r) * n + c;
       // D from either way (f16: its rounding plus f32 accumulation), Z (f32: accumulation only).
-      const struct { const char* name; double got, want, tol; } checks[] = {
-          {"D (GemmMultistage)", __half2float(d[i]), ref, std::ldexp(std::fabs(ref), -10) + 1e-6 * mag + 1e-6},
-          {"D (own kernel)", __half2float(d2[i]), ref, std::ldexp(std::fabs(ref), -10) + 1e-6 * mag + 1e-6},
-          {"Z (own kernel)", z[i], acc, 1e-6 * mag + 1e-6}};
+      const struct {
+        const char* name;
+        double got, want, tol;
+      } checks[] = {{"D (GemmMultistage)", __half2float(d[i]), ref,
+                     std::ldexp(std::fabs(ref), -10) + 1e-6 * mag + 1e-6},
+                    {"D (own kernel)", __half2float(d2[i]), ref,
+                     std::ldexp(std::fabs(ref), -10) + 1e-6 * mag + 1e-6},
+                    {"Z (own kernel)", z[i], acc, 1e-6 * mag + 1e-6}};
       for (const auto& ch : checks) {
         const double err = std::fabs(ch.got - ch.want);
         if (!(err <= ch.tol) && ++bad <= 5)
@@ -207,8 +218,9 @@ int main(int argc, char** argv) {
         if (err > max_err || std::isnan(ch.got)) max_err = std::isnan(ch.got) ? INFINITY : err;
       }
     }
-  std::printf("fused_bias_relu %dx%dx%d on %s: max |error| %.3g, %lld of %lld outside the bound: %s\n",
-              m, n, k, prop.name, max_err, bad, 3LL * m * n, bad ? "FAILED" : "OK");
+  std::printf(
+      "fused_bias_relu %dx%dx%d on %s: max |error| %.3g, %lld of %lld outside the bound: %s\n", m,
+      n, k, prop.name, max_err, bad, 3LL * m * n, bad ? "FAILED" : "OK");
   cudaFree(d_a);
   cudaFree(d_b);
   cudaFree(d_d);

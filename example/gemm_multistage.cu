@@ -25,13 +25,13 @@ using tilepipe::Layout;
 
 namespace {
 
-#define CHECK_CUDA(expr)                                                                      \
-  do {                                                                                        \
-    const cudaError_t err_ = (expr);                                                          \
-    if (err_ != cudaSuccess) {                                                                \
-      std::fprintf(stderr, "%s failed: %s\n", #expr, cudaGetErrorString(err_));              \
-      std::exit(1);                                                                           \
-    }                                                                                         \
+#define CHECK_CUDA(expr)                                                        \
+  do {                                                                          \
+    const cudaError_t err_ = (expr);                                            \
+    if (err_ != cudaSuccess) {                                                  \
+      std::fprintf(stderr, "%s failed: %s\n", #expr, cudaGetErrorString(err_)); \
+      std::exit(1);                                                             \
+    }                                                                           \
   } while (0)
 
 struct Options {
@@ -71,10 +71,15 @@ int run(const Options& o, const cudaDeviceProp& prop) {
   CHECK_CUDA(cudaMemset(d_d, 0xFF, size_d * sizeof(T)));  // NaN: unwritten elements show
 
   typename Gemm::Arguments args;
-  args.m = m; args.n = n; args.k = k;
-  args.a = d_a; args.lda = lda;
-  args.b = d_b; args.ldb = ldb;
-  args.d = d_d; args.ldd = ldd;
+  args.m = m;
+  args.n = n;
+  args.k = k;
+  args.a = d_a;
+  args.lda = lda;
+  args.b = d_b;
+  args.ldb = ldb;
+  args.d = d_d;
+  args.ldd = ldd;
   tilepipe::Status status = Gemm::can_implement(args);
   if (!status) {
     std::fprintf(stderr, "can_implement: %s\n", status.what());
@@ -143,9 +148,11 @@ int run(const Options& o, const cudaDeviceProp& prop) {
   const double tflops = 2.0 * m * n * k / (median_ms * 1e-3) / 1e12;
   std::printf("GemmMultistage<Stages=4> %s %s %dx%dx%d on %s, %s tier\n", o.dtype.c_str(),
               o.layout.c_str(), m, n, k, prop.name, tilepipe::to_string(Gemm::tier(args)));
-  std::printf("  vs cuBLAS: relative error %.3e, max |error| %.3e, %lld elements outside the bound\n",
-              rel, max_err, bad);
-  std::printf("  time: median %.3f ms of %d runs = %.1f TFLOP/s\n", median_ms, int(ms.size()), tflops);
+  std::printf(
+      "  vs cuBLAS: relative error %.3e, max |error| %.3e, %lld elements outside the bound\n", rel,
+      max_err, bad);
+  std::printf("  time: median %.3f ms of %d runs = %.1f TFLOP/s\n", median_ms, int(ms.size()),
+              tflops);
   std::printf("  %s\n", bad == 0 ? "VERIFIED" : "FAILED");
   cudaFree(d_a);
   cudaFree(d_b);
@@ -180,12 +187,16 @@ int main(int argc, char** argv) {
     } else if (!arg.empty() && arg[0] != '-') {
       sizes.push_back(std::atoi(arg.c_str()));
     } else {
-      std::fprintf(stderr, "usage: %s [M N K] [--layout tn|nn|nt|tt] [--dtype f16|bf16] [--iters N]\n", argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s [M N K] [--layout tn|nn|nt|tt] [--dtype f16|bf16] [--iters N]\n",
+                   argv[0]);
       return 2;
     }
   }
   if (sizes.size() == 3) {
-    o.m = sizes[0]; o.n = sizes[1]; o.k = sizes[2];
+    o.m = sizes[0];
+    o.n = sizes[1];
+    o.k = sizes[2];
   } else if (!sizes.empty()) {
     std::fprintf(stderr, "give all three of M N K\n");
     return 2;
@@ -196,7 +207,8 @@ int main(int argc, char** argv) {
   }
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    std::fprintf(stderr, "gemm_multistage: no CUDA device found; this example needs an sm_80+ GPU\n");
+    std::fprintf(stderr,
+                 "gemm_multistage: no CUDA device found; this example needs an sm_80+ GPU\n");
     return 1;
   }
   cudaDeviceProp prop{};

@@ -38,8 +38,8 @@ constexpr int kSmemBytes = sizeof(Mainloop::SharedStorage) + 1024;
 // would also let the roles trade registers with setmaxnreg (GemmKernelSm90 does); this kernel has
 // enough without.
 __global__ void __launch_bounds__(Config::kThreads, 1)
-hopper_bias_relu(const __grid_constant__ Mainloop::Params load, const float* bias, __half* d,
-                 float* z, int m, int n, int k) {
+    hopper_bias_relu(const __grid_constant__ Mainloop::Params load, const float* bias, __half* d,
+                     float* z, int m, int n, int k) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)  // TMA and wgmma exist only in sm_90a code: empty elsewhere
   extern __shared__ unsigned char smem_raw[];
   // Aligned by an offset from the array, so that the pointer stays in the shared state space.
@@ -119,13 +119,13 @@ tilepipe::Status launch_hopper_bias_relu(const __half* a, const __half* b, const
 }
 // [readme:hopper_launch]
 
-#define CHECK_CUDA(expr)                                                                   \
-  do {                                                                                     \
-    const cudaError_t err_ = (expr);                                                       \
-    if (err_ != cudaSuccess) {                                                             \
-      std::fprintf(stderr, "%s failed: %s\n", #expr, cudaGetErrorString(err_));            \
-      return 1;                                                                            \
-    }                                                                                      \
+#define CHECK_CUDA(expr)                                                        \
+  do {                                                                          \
+    const cudaError_t err_ = (expr);                                            \
+    if (err_ != cudaSuccess) {                                                  \
+      std::fprintf(stderr, "%s failed: %s\n", #expr, cudaGetErrorString(err_)); \
+      return 1;                                                                 \
+    }                                                                           \
   } while (0)
 
 int main(int argc, char** argv) {
@@ -150,8 +150,10 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (!tilepipe::hopper_tier_available(device)) {
-    std::printf("hopper_bias_relu: skipped: device %d does not run sm_90a code (needs an sm_90 GPU "
-                "and a build for 90a)\n", device);
+    std::printf(
+        "hopper_bias_relu: skipped: device %d does not run sm_90a code (needs an sm_90 GPU "
+        "and a build for 90a)\n",
+        device);
     return 0;
   }
 
@@ -194,7 +196,8 @@ int main(int argc, char** argv) {
     for (int j = 0; j < n; ++j) {
       double ref = bias[j];
       for (int p = 0; p < k; ++p)
-        ref += double(__half2float(a[std::size_t(i) * k + p])) * __half2float(b[std::size_t(j) * k + p]);
+        ref += double(__half2float(a[std::size_t(i) * k + p])) *
+               __half2float(b[std::size_t(j) * k + p]);
       const std::size_t at = std::size_t(i) * n + j;
       const float want_d = ref > 0 ? static_cast<float>(ref) : 0.0f;
       if (z[at] != static_cast<float>(ref) || __half2float(d[at]) != want_d) {

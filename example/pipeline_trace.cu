@@ -67,8 +67,11 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--out") == 0 && i + 1 < argc) out = argv[++i];
     else dims.push_back(std::atoi(argv[i]));
   }
-  if (dims.size() == 3) { m = dims[0]; n = dims[1]; k = dims[2]; }
-  else if (!dims.empty() || m < 1 || n < 1 || k < 8 || k % 8 != 0) {
+  if (dims.size() == 3) {
+    m = dims[0];
+    n = dims[1];
+    k = dims[2];
+  } else if (!dims.empty() || m < 1 || n < 1 || k < 8 || k % 8 != 0) {
     std::fprintf(stderr, "usage: %s [M N K] [--out PREFIX]   (K a multiple of 8)\n", argv[0]);
     return 2;
   }
@@ -92,8 +95,15 @@ int main(int argc, char** argv) {
   fill<<<1024, 256>>>(a, 1LL * m * k, 1);
   fill<<<1024, 256>>>(b, 1LL * n * k, 2);
   Gemm::Arguments args;
-  args.m = m; args.n = n; args.k = k;
-  args.a = a; args.lda = k; args.b = b; args.ldb = k; args.d = d; args.ldd = n;
+  args.m = m;
+  args.n = n;
+  args.k = k;
+  args.a = a;
+  args.lda = k;
+  args.b = b;
+  args.ldb = k;
+  args.d = d;
+  args.ldd = n;
 
   int failures = 0;
   for (tilepipe::GemmTier tier : {tilepipe::GemmTier::kHopper, tilepipe::GemmTier::kAmpere}) {
@@ -104,7 +114,8 @@ int main(int argc, char** argv) {
     }
     (void)Gemm::run_on(tier, args);  // warm-up, untraced
     cudaMemset(count, 0, sizeof(unsigned));
-    if (trace::attach(trace::DeviceBuffer{records, kCapacity, /*max_blocks=*/2, count}) != cudaSuccess) {
+    if (trace::attach(trace::DeviceBuffer{records, kCapacity, /*max_blocks=*/2, count}) !=
+        cudaSuccess) {
       std::fprintf(stderr, "pipeline_trace: attach failed\n");
       return 1;
     }
@@ -112,7 +123,8 @@ int main(int argc, char** argv) {
     const cudaError_t e = cudaDeviceSynchronize();
     trace::attach(trace::DeviceBuffer{});  // later launches record nothing
     if (!s || e != cudaSuccess) {
-      std::fprintf(stderr, "pipeline_trace: %s tier: %s\n", name, s ? cudaGetErrorString(e) : s.what());
+      std::fprintf(stderr, "pipeline_trace: %s tier: %s\n", name,
+                   s ? cudaGetErrorString(e) : s.what());
       return 1;
     }
     unsigned n_records = 0;
@@ -121,18 +133,26 @@ int main(int argc, char** argv) {
     cudaMemcpy(host.data(), records, host.size() * sizeof(trace::Record), cudaMemcpyDeviceToHost);
     const int bad = host.empty() ? 1 : check_causality(host);
     failures += bad;
-    std::printf("pipeline_trace: %s tier, %dx%dx%d, %zu records of 2 blocks, %d causality violations: %s\n%s",
-                name, m, n, k, host.size(), bad, bad == 0 ? "OK" : "FAILED",
-                trace::summary(host, Gemm::kStages).c_str());
+    std::printf(
+        "pipeline_trace: %s tier, %dx%dx%d, %zu records of 2 blocks, %d causality violations: "
+        "%s\n%s",
+        name, m, n, k, host.size(), bad, bad == 0 ? "OK" : "FAILED",
+        trace::summary(host, Gemm::kStages).c_str());
     if (!out.empty()) {
       const std::string json = trace::to_chrome_json(host, Gemm::kStages);
-      const bool ok = trace::write_file(out + "-" + name + ".json",
-                                        std::vector<std::uint8_t>(json.begin(), json.end())) &&
-                      trace::write_file(out + "-" + name + ".png", trace::render_png(host, Gemm::kStages));
-      std::printf("  %s %s-%s.json and .png\n", ok ? "wrote" : "could not write", out.c_str(), name);
+      const bool ok =
+          trace::write_file(out + "-" + name + ".json",
+                            std::vector<std::uint8_t>(json.begin(), json.end())) &&
+          trace::write_file(out + "-" + name + ".png", trace::render_png(host, Gemm::kStages));
+      std::printf("  %s %s-%s.json and .png\n", ok ? "wrote" : "could not write", out.c_str(),
+                  name);
       if (!ok) ++failures;
     }
   }
-  cudaFree(a); cudaFree(b); cudaFree(d); cudaFree(records); cudaFree(count);
+  cudaFree(a);
+  cudaFree(b);
+  cudaFree(d);
+  cudaFree(records);
+  cudaFree(count);
   return failures == 0 ? 0 : 1;
 }

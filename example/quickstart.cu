@@ -26,10 +26,15 @@ bool gemm_f16(const __half* a, const __half* b, __half* d, int m, int n, int k,
   using Gemm = tilepipe::GemmMultistage<__half, __half, tilepipe::Layout::kRowMajor,
                                         tilepipe::Layout::kColumnMajor, /*Stages=*/4>;
   Gemm::Arguments args;  // D = alpha * A * B + beta * C, with alpha = 1 and beta = 0 unless set
-  args.m = m; args.n = n; args.k = k;
-  args.a = a; args.lda = k;  // leading dimensions, in elements
-  args.b = b; args.ldb = k;
-  args.d = d; args.ldd = n;
+  args.m = m;
+  args.n = n;
+  args.k = k;
+  args.a = a;
+  args.lda = k;  // leading dimensions, in elements
+  args.b = b;
+  args.ldb = k;
+  args.d = d;
+  args.ldd = n;
   // Checks the arguments and the GPU, then launches (asynchronously, like any kernel).
   const tilepipe::Status status = Gemm::run(args, stream);
   if (!status) std::fprintf(stderr, "gemm_f16: %s\n", status.what());  // names the argument
@@ -37,13 +42,13 @@ bool gemm_f16(const __half* a, const __half* b, __half* d, int m, int n, int k,
 }
 // [readme:quickstart]
 
-#define CHECK_CUDA(expr)                                                                     \
-  do {                                                                                       \
-    const cudaError_t err_ = (expr);                                                         \
-    if (err_ != cudaSuccess) {                                                               \
-      std::fprintf(stderr, "%s failed: %s\n", #expr, cudaGetErrorString(err_));              \
-      return 1;                                                                              \
-    }                                                                                        \
+#define CHECK_CUDA(expr)                                                        \
+  do {                                                                          \
+    const cudaError_t err_ = (expr);                                            \
+    if (err_ != cudaSuccess) {                                                  \
+      std::fprintf(stderr, "%s failed: %s\n", #expr, cudaGetErrorString(err_)); \
+      return 1;                                                                 \
+    }                                                                           \
   } while (0)
 
 int main(int argc, char** argv) {

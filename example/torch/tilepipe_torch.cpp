@@ -68,8 +68,9 @@ Activation parse_activation(const std::string& name) {
   if (name == "gelu") return Activation::kGelu;
   if (name == "gelu_tanh") return Activation::kGeluTanh;
   if (name == "silu") return Activation::kSilu;
-  TORCH_CHECK_VALUE(false, message("activation \"", name,
-                    "\" is not one of \"none\", \"relu\", \"gelu\", \"gelu_tanh\", \"silu\""));
+  TORCH_CHECK_VALUE(
+      false, message("activation \"", name,
+                     "\" is not one of \"none\", \"relu\", \"gelu\", \"gelu_tanh\", \"silu\""));
 }
 
 // tilepipe's view of the matrices in the last two dimensions of `t` (called `name`): row-major
@@ -99,30 +100,36 @@ Operand operand(const at::Tensor& t, const char* name, std::int64_t batch) {
     op.layout = Layout::kColumnMajor;
     op.ld = col_ld;
   } else {
-    TORCH_CHECK_VALUE(row_unit || col_unit, message(name, " (shape ", t.sizes(), ", strides ",
-                      t.strides(), ") has unit stride in neither of its last two dimensions; "
-                      "tilepipe reads row-major or column-major matrices (.contiguous() makes "
-                      "one)"));
+    TORCH_CHECK_VALUE(
+        row_unit || col_unit,
+        message(name, " (shape ", t.sizes(), ", strides ", t.strides(),
+                ") has unit stride in neither of its last two dimensions; "
+                "tilepipe reads row-major or column-major matrices (.contiguous() makes "
+                "one)"));
     const char* lines = row_unit ? "rows" : "columns";
     const std::int64_t ld = row_unit ? row_ld : col_ld, inner = row_unit ? cols : rows;
-    TORCH_CHECK_VALUE(ld >= inner, message(name, " (shape ", t.sizes(), ", strides ",
-                      t.strides(), ") has overlapping ", lines, " (stride ", ld, " < ", inner,
-                      "); .contiguous() makes a copy that has not"));
-    TORCH_CHECK_VALUE(false, message(name, " (shape ", t.sizes(), ", strides ",
-                      t.strides(), "): the stride between its ", lines, " is ", ld,
-                      " elements, not a multiple of ", align, " (16 bytes), which this extension "
-                      "needs because it runs tilepipe's 16-byte kernels; pad the ", lines,
-                      " to a multiple of ", align, " elements (allocate them wider and slice)"));
+    TORCH_CHECK_VALUE(ld >= inner, message(name, " (shape ", t.sizes(), ", strides ", t.strides(),
+                                           ") has overlapping ", lines, " (stride ", ld, " < ",
+                                           inner, "); .contiguous() makes a copy that has not"));
+    TORCH_CHECK_VALUE(false, message(name, " (shape ", t.sizes(), ", strides ", t.strides(),
+                                     "): the stride between its ", lines, " is ", ld,
+                                     " elements, not a multiple of ", align,
+                                     " (16 bytes), which this extension "
+                                     "needs because it runs tilepipe's 16-byte kernels; pad the ",
+                                     lines, " to a multiple of ", align,
+                                     " elements (allocate them wider and slice)"));
   }
-  TORCH_CHECK_VALUE(reinterpret_cast<std::uintptr_t>(op.data) % kAlignBytes == 0, message(name,
-                    " does not start on a 16-byte boundary (storage offset ", t.storage_offset(),
-                    " elements), which this extension needs; slice at multiples of ", align,
-                    " elements or pass .contiguous()"));
+  TORCH_CHECK_VALUE(
+      reinterpret_cast<std::uintptr_t>(op.data) % kAlignBytes == 0,
+      message(name, " does not start on a 16-byte boundary (storage offset ", t.storage_offset(),
+              " elements), which this extension needs; slice at multiples of ", align,
+              " elements or pass .contiguous()"));
   // A 2-D operand, or a batch of one, is shared by every batch: batch stride 0.
   if (t.dim() == 3 && t.size(0) == batch && batch > 1) {
     op.batch_stride = t.stride(0);
-    TORCH_CHECK_VALUE(op.batch_stride % align == 0, message(name, "'s batch stride ",
-                      op.batch_stride, " is not a multiple of ", align, " elements (16 bytes)"));
+    TORCH_CHECK_VALUE(op.batch_stride % align == 0,
+                      message(name, "'s batch stride ", op.batch_stride, " is not a multiple of ",
+                              align, " elements (16 bytes)"));
   }
   return op;
 }
@@ -131,46 +138,56 @@ at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, const std::optional<at
                 const std::string& activation, std::optional<at::ScalarType> out_dtype) {
   // Devices and dtypes.
   TORCH_CHECK_VALUE(a.is_cuda(), message("a is on ", a.device(), "; it must be a CUDA tensor"));
-  TORCH_CHECK_VALUE(b.device() == a.device(), message("b is on ", b.device(), " but a is on ",
-                    a.device(), "; both must be on the same CUDA device"));
+  TORCH_CHECK_VALUE(b.device() == a.device(),
+                    message("b is on ", b.device(), " but a is on ", a.device(),
+                            "; both must be on the same CUDA device"));
   const at::ScalarType type = a.scalar_type();
-  TORCH_CHECK_TYPE(type == at::kHalf || type == at::kBFloat16, message("a has dtype ",
-                   dtype_name(type), "; tilepipe takes torch.float16 or torch.bfloat16"));
-  TORCH_CHECK_TYPE(b.scalar_type() == type, message("b has dtype ", dtype_name(b.scalar_type()),
-                   " but a has ", dtype_name(type), "; they must match"));
+  TORCH_CHECK_TYPE(type == at::kHalf || type == at::kBFloat16,
+                   message("a has dtype ", dtype_name(type),
+                           "; tilepipe takes torch.float16 or torch.bfloat16"));
+  TORCH_CHECK_TYPE(b.scalar_type() == type,
+                   message("b has dtype ", dtype_name(b.scalar_type()), " but a has ",
+                           dtype_name(type), "; they must match"));
   const at::ScalarType d_type = out_dtype.value_or(type);
-  TORCH_CHECK_TYPE(d_type == type || d_type == at::kFloat, message("out_dtype ", dtype_name(d_type),
-                   " is neither a's dtype (", dtype_name(type), ") nor torch.float32"));
+  TORCH_CHECK_TYPE(d_type == type || d_type == at::kFloat,
+                   message("out_dtype ", dtype_name(d_type), " is neither a's dtype (",
+                           dtype_name(type), ") nor torch.float32"));
 
   // Shapes: (M x K) @ (K x N), either one optionally with a leading batch dimension.
   TORCH_CHECK_VALUE(a.dim() == 2 || a.dim() == 3, message("a must be 2-D (M x K) or 3-D "
-                    "(batch x M x K); its shape is ", a.sizes()));
+                                                          "(batch x M x K); its shape is ",
+                                                          a.sizes()));
   TORCH_CHECK_VALUE(b.dim() == 2 || b.dim() == 3, message("b must be 2-D (K x N) or 3-D "
-                    "(batch x K x N); its shape is ", b.sizes()));
-  TORCH_CHECK_VALUE(a.size(-1) == b.size(-2), message("a (shape ", a.sizes(), ") has K = ",
-                    a.size(-1), " columns but b (shape ", b.sizes(), ") has ", b.size(-2),
-                    " rows; they must be equal"));
+                                                          "(batch x K x N); its shape is ",
+                                                          b.sizes()));
+  TORCH_CHECK_VALUE(
+      a.size(-1) == b.size(-2),
+      message("a (shape ", a.sizes(), ") has K = ", a.size(-1), " columns but b (shape ", b.sizes(),
+              ") has ", b.size(-2), " rows; they must be equal"));
   const std::int64_t batch_a = a.dim() == 3 ? a.size(0) : 1;
   const std::int64_t batch_b = b.dim() == 3 ? b.size(0) : 1;
-  TORCH_CHECK_VALUE(batch_a == batch_b || batch_a == 1 || batch_b == 1, message("the batch sizes "
-                    "of a (", batch_a, ") and b (", batch_b, ") differ and neither is 1"));
+  TORCH_CHECK_VALUE(batch_a == batch_b || batch_a == 1 || batch_b == 1,
+                    message("the batch sizes "
+                            "of a (",
+                            batch_a, ") and b (", batch_b, ") differ and neither is 1"));
   const std::int64_t batch = batch_a == 1 ? batch_b : batch_a;
   const std::int64_t m = a.size(-2), n = b.size(-1), k = a.size(-1);
   for (const std::int64_t extent : {batch, m, n, k})
-    TORCH_CHECK_VALUE(extent <= std::numeric_limits<int>::max(), message("extent ", extent,
-                      " of a (", a.sizes(), ") or b (", b.sizes(),
-                      ") exceeds the int range"));
+    TORCH_CHECK_VALUE(extent <= std::numeric_limits<int>::max(),
+                      message("extent ", extent, " of a (", a.sizes(), ") or b (", b.sizes(),
+                              ") exceeds the int range"));
 
   const Activation act = parse_activation(activation);
   if (bias.has_value()) {
     const at::Tensor& v = *bias;
-    TORCH_CHECK_VALUE(v.device() == a.device(), message("bias is on ", v.device(), " but a is on ",
-                      a.device()));
+    TORCH_CHECK_VALUE(v.device() == a.device(),
+                      message("bias is on ", v.device(), " but a is on ", a.device()));
     TORCH_CHECK_TYPE(v.scalar_type() == type || v.scalar_type() == at::kFloat,
                      message("bias has dtype ", dtype_name(v.scalar_type()), "; it must be a's (",
                              dtype_name(type), ") or torch.float32"));
-    TORCH_CHECK_VALUE(v.dim() == 1 && v.size(0) == n, message("bias must have shape (", n,
-                      ",), one value per column of the output; its shape is ", v.sizes()));
+    TORCH_CHECK_VALUE(v.dim() == 1 && v.size(0) == n,
+                      message("bias must have shape (", n,
+                              ",), one value per column of the output; its shape is ", v.sizes()));
   }
 
   tilepipe_torch::Problem p;

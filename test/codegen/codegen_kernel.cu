@@ -38,14 +38,16 @@ using Policy3 = tilepipe::GemmPolicy<128, 256, 32, 64, 64, 3>;
 
 // A row-major, B column-major (TN), f16, 4 stages: the default GEMM's shape.
 __global__ void __launch_bounds__(Policy4::kThreads)
-codegen_tn_f16(const __half* a, const __half* b, float* d, int m, int n, int k) {
-  gemm_body<__half, tilepipe::Layout::kRowMajor, tilepipe::Layout::kColumnMajor, Policy4>(a, b, d, m, n, k);
+    codegen_tn_f16(const __half* a, const __half* b, float* d, int m, int n, int k) {
+  gemm_body<__half, tilepipe::Layout::kRowMajor, tilepipe::Layout::kColumnMajor, Policy4>(a, b, d,
+                                                                                          m, n, k);
 }
 
 // A column-major, B row-major (both MN-contiguous, ldmatrix.trans), bf16, 3 stages, 8 warps.
 __global__ void __launch_bounds__(Policy3::kThreads)
-codegen_nt_bf16(const __nv_bfloat16* a, const __nv_bfloat16* b, float* d, int m, int n, int k) {
-  gemm_body<__nv_bfloat16, tilepipe::Layout::kColumnMajor, tilepipe::Layout::kRowMajor, Policy3>(a, b, d, m, n, k);
+    codegen_nt_bf16(const __nv_bfloat16* a, const __nv_bfloat16* b, float* d, int m, int n, int k) {
+  gemm_body<__nv_bfloat16, tilepipe::Layout::kColumnMajor, tilepipe::Layout::kRowMajor, Policy3>(
+      a, b, d, m, n, k);
 }
 
 // The complete GemmMultistage kernels (mainloop + epilogue) at their default configuration and
@@ -63,46 +65,55 @@ template __global__ void tilepipe::gemm_kernel<WideNT::Kernel>(WideNT::Params);
 template __global__ void tilepipe::gemm_kernel<DeepTT::Kernel>(DeepTT::Params);
 // The default GEMM's narrow kernel, for arguments that are not 16-byte aligned: 16-, 8- and 4-byte
 // cp.async (the copy width chosen at run time) and element copies, per-element C and D.
-template __global__ void tilepipe::gemm_kernel<DefaultTN::NarrowKernel>(DefaultTN::NarrowKernel::Params);
+template __global__ void tilepipe::gemm_kernel<DefaultTN::NarrowKernel>(
+    DefaultTN::NarrowKernel::Params);
 
 // The maths other than MathDefault (numeric/math.cuh), one kernel each, on the Ampere tier: f16
 // accumulation (mma.sync ...f16.f16.f16.f16, HMMA.16816.F16); f32 inputs as tf32 (mma.sync
 // m16n8k8 ...tf32, HMMA.1688.F32.TF32), A K-contiguous and B N-contiguous so that both shared
 // orders of its 32-bit fragment loads are compiled; the same for SIMT f32 (below).
-using F16AccumulateTN =
-    tilepipe::GemmMultistage<__half, __half, tilepipe::Layout::kRowMajor, tilepipe::Layout::kColumnMajor, 3,
-                             tilepipe::Identity,
-                             tilepipe::TileConfig<128, 128, 32, 64, 64, tilepipe::MathF16Accumulate>>;
-using Tf32TT = tilepipe::GemmMultistage<float, float, tilepipe::Layout::kRowMajor, tilepipe::Layout::kRowMajor, 3,
-                                        tilepipe::Identity, tilepipe::DefaultF32TileConfig<tilepipe::MathTF32>>;
+using F16AccumulateTN = tilepipe::GemmMultistage<
+    __half, __half, tilepipe::Layout::kRowMajor, tilepipe::Layout::kColumnMajor, 3,
+    tilepipe::Identity, tilepipe::TileConfig<128, 128, 32, 64, 64, tilepipe::MathF16Accumulate>>;
+using Tf32TT = tilepipe::GemmMultistage<float, float, tilepipe::Layout::kRowMajor,
+                                        tilepipe::Layout::kRowMajor, 3, tilepipe::Identity,
+                                        tilepipe::DefaultF32TileConfig<tilepipe::MathTF32>>;
 template __global__ void tilepipe::gemm_kernel<F16AccumulateTN::Kernel>(F16AccumulateTN::Params);
 template __global__ void tilepipe::gemm_kernel<Tf32TT::Kernel>(Tf32TT::Params);
 // f32 inputs in full precision on the CUDA cores (MathSimtF32: fma.rn.f32, FFMA), A K-contiguous
 // (16-byte LDS.128 fragment loads) and B N-contiguous (8-byte LDS.64), at the register limit.
-using SimtTT = tilepipe::GemmMultistage<float, float, tilepipe::Layout::kRowMajor, tilepipe::Layout::kRowMajor, 3,
-                                        tilepipe::Identity, tilepipe::DefaultF32TileConfig<tilepipe::MathSimtF32>>;
+using SimtTT = tilepipe::GemmMultistage<float, float, tilepipe::Layout::kRowMajor,
+                                        tilepipe::Layout::kRowMajor, 3, tilepipe::Identity,
+                                        tilepipe::DefaultF32TileConfig<tilepipe::MathSimtF32>>;
 template __global__ void tilepipe::gemm_kernel<SimtTT::Kernel>(SimtTT::Params);
 // The same with A and B column-major (NN): A M-contiguous in shared memory, whose lanes hold two
 // adjacent rows (8-byte LDS.64) and shuffle the accumulators back to mma.sync's rows at the end;
 // B K-contiguous in global memory, copied transposed (4-byte LDGSTS) into an N-contiguous shared
 // tile, whose fragments are 8-byte LDS.64 too.
-using SimtNN = tilepipe::GemmMultistage<float, float, tilepipe::Layout::kColumnMajor, tilepipe::Layout::kColumnMajor,
-                                        3, tilepipe::Identity, tilepipe::DefaultF32TileConfig<tilepipe::MathSimtF32>>;
+using SimtNN = tilepipe::GemmMultistage<float, float, tilepipe::Layout::kColumnMajor,
+                                        tilepipe::Layout::kColumnMajor, 3, tilepipe::Identity,
+                                        tilepipe::DefaultF32TileConfig<tilepipe::MathSimtF32>>;
 template __global__ void tilepipe::gemm_kernel<SimtNN::Kernel>(SimtNN::Params);
 
 // The Hopper tier's kernels (empty outside sm_90a): the default GEMM's, an M/N-major bf16
-// one with f32 output and the 128 x 256 tile (its column-major f32 epilogue once spilled), and tf32.
+// one with f32 output and the 128 x 256 tile (its column-major f32 epilogue once spilled), and
+// tf32.
 using DefaultHopperTN = DefaultTN::HopperGemm;
 using HopperNN = tilepipe::GemmSm90<__nv_bfloat16, float, tilepipe::Layout::kColumnMajor,
                                     tilepipe::Layout::kRowMajor, 4>;
-template __global__ void tilepipe::gemm_kernel_sm90<DefaultHopperTN::Kernel>(const __grid_constant__ DefaultHopperTN::Params);
-template __global__ void tilepipe::gemm_kernel_sm90<HopperNN::Kernel>(const __grid_constant__ HopperNN::Params);
+template __global__ void tilepipe::gemm_kernel_sm90<DefaultHopperTN::Kernel>(
+    const __grid_constant__ DefaultHopperTN::Params);
+template __global__ void tilepipe::gemm_kernel_sm90<HopperNN::Kernel>(
+    const __grid_constant__ HopperNN::Params);
 // f32 A and B as tf32 on the Hopper tier (wgmma m64n256k8 ...tf32, K-major A and B): what
-// GemmMultistage's tf32 TN (DefaultF32TileConfig<MathTF32>, 3 stages, as the benchmark's) runs there.
-using Tf32TN = tilepipe::GemmMultistage<float, float, tilepipe::Layout::kRowMajor, tilepipe::Layout::kColumnMajor, 3,
-                                        tilepipe::Identity, tilepipe::DefaultF32TileConfig<tilepipe::MathTF32>>;
+// GemmMultistage's tf32 TN (DefaultF32TileConfig<MathTF32>, 3 stages, as the benchmark's) runs
+// there.
+using Tf32TN = tilepipe::GemmMultistage<float, float, tilepipe::Layout::kRowMajor,
+                                        tilepipe::Layout::kColumnMajor, 3, tilepipe::Identity,
+                                        tilepipe::DefaultF32TileConfig<tilepipe::MathTF32>>;
 using HopperTf32TN = Tf32TN::HopperGemm;
-template __global__ void tilepipe::gemm_kernel_sm90<HopperTf32TN::Kernel>(const __grid_constant__ HopperTf32TN::Params);
+template __global__ void tilepipe::gemm_kernel_sm90<HopperTf32TN::Kernel>(
+    const __grid_constant__ HopperTf32TN::Params);
 
 // W8A16 (GemmMixedInput): int8 B through the same ring at one byte per element with its scales,
 // 128-bit shared loads of a whole k-tile of B's bytes and of A (ByteKOrder), converted in registers

@@ -16,8 +16,8 @@ constexpr int kSkipReturnCode = 77;  // ctest's SKIP_RETURN_CODE for label "devi
 constexpr int kMinMajor = 8;         // cp.async, ldmatrix and mma.sync.m16n8k16 need sm_80
 
 int skip(const std::string& why) {
-  std::printf("[tilepipe] SKIPPED: no CUDA device of compute capability >= %d.0 (%s)\n",
-              kMinMajor, why.c_str());
+  std::printf("[tilepipe] SKIPPED: no CUDA device of compute capability >= %d.0 (%s)\n", kMinMajor,
+              why.c_str());
   std::fflush(stdout);
   return kSkipReturnCode;
 }

@@ -20,30 +20,30 @@
 // fails instead of passing silently. The arguments are the library's own answer (e.g.
 // `GemmSm90<A, B, LA, LB>::available()`; variadic, for a template's commas), asserted to agree.
 // A GPU whose compute capability cannot be read fails the test rather than skipping it.
-#define TP_REQUIRE_HOPPER_TIER(...)                                                                \
-  do {                                                                                             \
-    const int tp_cc_ = ::tptest::gpu_compute_capability();                                         \
-    ASSERT_GT(tp_cc_, 0) << "the current GPU's compute capability could not be read";              \
-    if (tp_cc_ != 90)                                                                              \
-      GTEST_SKIP() << "the Hopper tier needs an sm_90 GPU (H100, H200); this is sm_" << tp_cc_;    \
-    if (!::tptest::build_has_sm90a())                                                              \
-      GTEST_SKIP() << "this build has no sm_90a code (CMAKE_CUDA_ARCHITECTURES lacks 90a)";        \
-    ASSERT_TRUE((__VA_ARGS__)) << "an sm_90 GPU and a build for 90a, yet the library says the "    \
-                                  "Hopper tier is not available";                                  \
+#define TP_REQUIRE_HOPPER_TIER(...)                                                             \
+  do {                                                                                          \
+    const int tp_cc_ = ::tptest::gpu_compute_capability();                                      \
+    ASSERT_GT(tp_cc_, 0) << "the current GPU's compute capability could not be read";           \
+    if (tp_cc_ != 90)                                                                           \
+      GTEST_SKIP() << "the Hopper tier needs an sm_90 GPU (H100, H200); this is sm_" << tp_cc_; \
+    if (!::tptest::build_has_sm90a())                                                           \
+      GTEST_SKIP() << "this build has no sm_90a code (CMAKE_CUDA_ARCHITECTURES lacks 90a)";     \
+    ASSERT_TRUE((__VA_ARGS__)) << "an sm_90 GPU and a build for 90a, yet the library says the " \
+                                  "Hopper tier is not available";                               \
   } while (0)
 
 // Fails the current test (and returns from it) when a CUDA call does not succeed.
-#define TP_CUDA_ASSERT(expr)                                                              \
-  do {                                                                                    \
-    const cudaError_t tp_err_ = (expr);                                                   \
-    ASSERT_EQ(tp_err_, cudaSuccess) << #expr << ": " << cudaGetErrorString(tp_err_);       \
+#define TP_CUDA_ASSERT(expr)                                                         \
+  do {                                                                               \
+    const cudaError_t tp_err_ = (expr);                                              \
+    ASSERT_EQ(tp_err_, cudaSuccess) << #expr << ": " << cudaGetErrorString(tp_err_); \
   } while (0)
 
 // Checks the launch itself and then the kernel's completion.
-#define TP_CUDA_ASSERT_LAUNCH()                  \
-  do {                                           \
-    TP_CUDA_ASSERT(cudaGetLastError());          \
-    TP_CUDA_ASSERT(cudaDeviceSynchronize());     \
+#define TP_CUDA_ASSERT_LAUNCH()              \
+  do {                                       \
+    TP_CUDA_ASSERT(cudaGetLastError());      \
+    TP_CUDA_ASSERT(cudaDeviceSynchronize()); \
   } while (0)
 
 namespace tptest {
@@ -147,9 +147,9 @@ inline std::vector<std::uint32_t> random_nonzero_bits32(std::size_t n, std::uint
 // `src` (leading dimension `ld`), with zeros where it lies outside. Bit patterns are compared;
 // the first 10 mismatches are reported as failures; returns how many there were.
 template <class Bits>
-int count_tile_mismatches(const std::vector<Bits>& out, const std::vector<Bits>& src, int rows, int cols,
-                          std::int64_t ld, const std::vector<int>& row0, const std::vector<int>& col0,
-                          int tile_rows, int tile_cols) {
+int count_tile_mismatches(const std::vector<Bits>& out, const std::vector<Bits>& src, int rows,
+                          int cols, std::int64_t ld, const std::vector<int>& row0,
+                          const std::vector<int>& col0, int tile_rows, int tile_cols) {
   int mismatches = 0;
   for (std::size_t t = 0; t < row0.size(); ++t)
     for (int r = 0; r < tile_rows; ++r)
@@ -159,8 +159,8 @@ int count_tile_mismatches(const std::vector<Bits>& out, const std::vector<Bits>&
         const Bits want = inside ? src[std::size_t(gr) * ld + gc] : Bits{0};
         const Bits got = out[(t * tile_rows + r) * tile_cols + c];
         if (got != want && ++mismatches <= 10) {
-          ADD_FAILURE() << "tile at (" << row0[t] << ", " << col0[t] << "), element (" << r << ", " << c
-                        << "): got 0x" << std::hex << +got << ", want 0x" << +want
+          ADD_FAILURE() << "tile at (" << row0[t] << ", " << col0[t] << "), element (" << r << ", "
+                        << c << "): got 0x" << std::hex << +got << ", want 0x" << +want
                         << (inside ? "" : " (zero fill)");
         }
       }
@@ -180,9 +180,13 @@ inline std::vector<int> random_small_ints(std::size_t n, int range, std::uint32_
 template <class T>
 T from_float(float f);
 template <>
-inline __half from_float<__half>(float f) { return __float2half(f); }
+inline __half from_float<__half>(float f) {
+  return __float2half(f);
+}
 template <>
-inline __nv_bfloat16 from_float<__nv_bfloat16>(float f) { return __float2bfloat16(f); }
+inline __nv_bfloat16 from_float<__nv_bfloat16>(float f) {
+  return __float2bfloat16(f);
+}
 
 template <class T>
 std::vector<T> to_elements(const std::vector<int>& v) {

@@ -44,7 +44,8 @@ struct ErasedArgs {
 };
 
 // The output operator of the fused configurations: relu(scale[row] * v + bias[col]).
-using FusedOp = tilepipe::Chain<tilepipe::ScalePerRow<float>, tilepipe::BiasPerCol<float>, tilepipe::Relu>;
+using FusedOp =
+    tilepipe::Chain<tilepipe::ScalePerRow<float>, tilepipe::BiasPerCol<float>, tilepipe::Relu>;
 
 struct GemmConfig {
   DType ab, d;
@@ -58,26 +59,37 @@ struct GemmConfig {
   std::string name() const {
     return std::string(name_of(ab)) + "->" + name_of(d) + " A " +
            (la == tilepipe::Layout::kRowMajor ? "row" : "col") + " B " +
-           (lb == tilepipe::Layout::kRowMajor ? "row" : "col") + " stages " + std::to_string(stages) +
-           (split_k ? " (split-K)" : "") + (fused ? " (scale, bias, relu)" : "");
+           (lb == tilepipe::Layout::kRowMajor ? "row" : "col") + " stages " +
+           std::to_string(stages) + (split_k ? " (split-K)" : "") +
+           (fused ? " (scale, bias, relu)" : "");
   }
 };
 
 template <class Gemm, class AB, class D>
 typename Gemm::Arguments typed_args(const ErasedArgs& e) {
   typename Gemm::Arguments a;
-  a.m = e.m; a.n = e.n; a.k = e.k;
+  a.m = e.m;
+  a.n = e.n;
+  a.k = e.k;
   a.a = static_cast<const AB*>(e.a);
   a.b = static_cast<const AB*>(e.b);
   a.c = static_cast<const D*>(e.c);
   a.d = static_cast<D*>(e.d);
-  a.lda = e.lda; a.ldb = e.ldb; a.ldc = e.ldc; a.ldd = e.ldd;
-  a.alpha = e.alpha; a.beta = e.beta;
+  a.lda = e.lda;
+  a.ldb = e.ldb;
+  a.ldc = e.ldc;
+  a.ldd = e.ldd;
+  a.alpha = e.alpha;
+  a.beta = e.beta;
   a.layout_cd = e.layout_cd;
   a.batch_count = e.batch_count;
-  a.batch_stride_a = e.batch_stride_a; a.batch_stride_b = e.batch_stride_b;
-  a.batch_stride_c = e.batch_stride_c; a.batch_stride_d = e.batch_stride_d;
-  a.split_k = e.split_k; a.workspace = e.workspace; a.workspace_bytes = e.workspace_bytes;
+  a.batch_stride_a = e.batch_stride_a;
+  a.batch_stride_b = e.batch_stride_b;
+  a.batch_stride_c = e.batch_stride_c;
+  a.batch_stride_d = e.batch_stride_d;
+  a.split_k = e.split_k;
+  a.workspace = e.workspace;
+  a.workspace_bytes = e.workspace_bytes;
   if constexpr (std::is_same_v<decltype(a.output_op), FusedOp>) {
     a.output_op.template get<0>().scale = e.scale_row;
     a.output_op.template get<1>().bias = e.bias_col;
@@ -87,9 +99,9 @@ typename Gemm::Arguments typed_args(const ErasedArgs& e) {
 
 template <class AB, class D, tilepipe::Layout LA, tilepipe::Layout LB, int Stages, bool SplitK,
           class Op = tilepipe::Identity>
-using ErasedGemm = tilepipe::GemmMultistage<AB, D, LA, LB, Stages, Op,
-                                            tilepipe::DefaultTileConfig<Stages>, SplitK,
-                                            /*AnyAlignment=*/false>;
+using ErasedGemm =
+    tilepipe::GemmMultistage<AB, D, LA, LB, Stages, Op, tilepipe::DefaultTileConfig<Stages>, SplitK,
+                             /*AnyAlignment=*/false>;
 
 template <class AB, class D, tilepipe::Layout LA, tilepipe::Layout LB, int Stages, bool SplitK,
           class Op = tilepipe::Identity>
@@ -139,7 +151,8 @@ void add_fused_config(std::vector<GemmConfig>& out) {
 
 // Stages 2..6 (with kAllStages), else only SplitKStages; the one equal to SplitKStages is
 // compiled with split-K.
-template <class AB, class D, tilepipe::Layout LA, tilepipe::Layout LB, int SplitKStages, bool kAllStages>
+template <class AB, class D, tilepipe::Layout LA, tilepipe::Layout LB, int SplitKStages,
+          bool kAllStages>
 void add_stages(std::vector<GemmConfig>& out) {
   if constexpr (kAllStages) {
     add_config<AB, D, LA, LB, 2, SplitKStages>(out);
@@ -208,7 +221,8 @@ inline int find_config(DType ab, DType d, tilepipe::Layout la, tilepipe::Layout 
 //! without, the GEMM picks.
 struct AnyTier {};
 using HopperTier = std::integral_constant<tilepipe::GemmTier, tilepipe::GemmTier::kHopper>;
-template <class AB, class D, tilepipe::Layout LA, tilepipe::Layout LB, int Stages, class Tier = AnyTier>
+template <class AB, class D, tilepipe::Layout LA, tilepipe::Layout LB, int Stages,
+          class Tier = AnyTier>
 struct DispatchedGemm {
   using Arguments = tilepipe::GemmArguments<AB, D>;
   struct Policy {
@@ -224,14 +238,28 @@ struct DispatchedGemm {
   }
   static ErasedArgs erase(const Arguments& a) {
     ErasedArgs e;
-    e.m = a.m; e.n = a.n; e.k = a.k;
-    e.a = a.a; e.b = a.b; e.c = a.c; e.d = a.d;
-    e.lda = a.lda; e.ldb = a.ldb; e.ldc = a.ldc; e.ldd = a.ldd;
-    e.alpha = a.alpha; e.beta = a.beta; e.layout_cd = a.layout_cd;
+    e.m = a.m;
+    e.n = a.n;
+    e.k = a.k;
+    e.a = a.a;
+    e.b = a.b;
+    e.c = a.c;
+    e.d = a.d;
+    e.lda = a.lda;
+    e.ldb = a.ldb;
+    e.ldc = a.ldc;
+    e.ldd = a.ldd;
+    e.alpha = a.alpha;
+    e.beta = a.beta;
+    e.layout_cd = a.layout_cd;
     e.batch_count = a.batch_count;
-    e.batch_stride_a = a.batch_stride_a; e.batch_stride_b = a.batch_stride_b;
-    e.batch_stride_c = a.batch_stride_c; e.batch_stride_d = a.batch_stride_d;
-    e.split_k = a.split_k; e.workspace = a.workspace; e.workspace_bytes = a.workspace_bytes;
+    e.batch_stride_a = a.batch_stride_a;
+    e.batch_stride_b = a.batch_stride_b;
+    e.batch_stride_c = a.batch_stride_c;
+    e.batch_stride_d = a.batch_stride_d;
+    e.split_k = a.split_k;
+    e.workspace = a.workspace;
+    e.workspace_bytes = a.workspace_bytes;
     return e;
   }
   static tilepipe::Status run(const Arguments& a, cudaStream_t stream = nullptr) {
@@ -239,7 +267,9 @@ struct DispatchedGemm {
     if constexpr (!std::is_same_v<Tier, AnyTier>) e.tier = Tier::value;
     return config().run(e, stream);
   }
-  static std::size_t workspace_size(const Arguments& a) { return config().workspace_size(erase(a)); }
+  static std::size_t workspace_size(const Arguments& a) {
+    return config().workspace_size(erase(a));
+  }
   static tilepipe::GemmTier tier(const Arguments& a) { return config().tier(erase(a)); }
 };
 

@@ -36,7 +36,7 @@ struct GemmCase {
   // and batch strides are multiples of `misalign` elements but not of 16 bytes (1, 2, 4 for
   // 16-bit elements: 2-, 4-, 8-byte alignment), so that the GEMM runs its narrow kernel.
   int misalign = 0;
-  int stream_k = 0;          // args.stream_k: persistent blocks of a GEMM with stream-K (0: none)
+  int stream_k = 0;  // args.stream_k: persistent blocks of a GEMM with stream-K (0: none)
 };
 
 // "stages 4" for a GemmMultistage, "auto" for a Gemm without a single policy (GemmAuto).
@@ -95,8 +95,7 @@ class GuardedWorkspace {
   static constexpr unsigned char kPoison = 0xFF;  // every byte, guard bands included (NaN)
 
   explicit GuardedWorkspace(std::size_t bytes)
-      : bytes_(bytes),
-        buffer_(bytes + 2 * kGuard),
+      : bytes_(bytes), buffer_(bytes + 2 * kGuard),
         error_(buffer_.ok() ? buffer_.poison(kPoison) : cudaErrorMemoryAllocation) {}
 
   // cudaSuccess once allocated and poisoned.
@@ -146,10 +145,11 @@ void run_gemm_case_op(const GemmCase& gc, Reference ref_kind, std::uint32_t seed
   const Layout LC = gc.layout_cd;
   SCOPED_TRACE(testing::Message() << type_name<ElementAB>() << "->" << type_name<ElementD>()
                                   << " A " << name_of(LA) << " B " << name_of(LB) << " CD "
-                                  << name_of(LC) << " " << GemmLabel<Gemm>::get() << " "
-                                  << gc.m << "x" << gc.n << "x" << gc.k << " batch " << gc.batch
-                                  << " alpha " << gc.alpha << " beta " << gc.beta << " pad " << gc.pad
-                                  << " split_k " << gc.split_k << " stream_k " << gc.stream_k);
+                                  << name_of(LC) << " " << GemmLabel<Gemm>::get() << " " << gc.m
+                                  << "x" << gc.n << "x" << gc.k << " batch " << gc.batch
+                                  << " alpha " << gc.alpha << " beta " << gc.beta << " pad "
+                                  << gc.pad << " split_k " << gc.split_k << " stream_k "
+                                  << gc.stream_k);
   const int m = gc.m, n = gc.n, k = gc.k, batch = gc.batch;
   // Leading dimensions and strides: multiples of 8 elements, or (misalign) of `misalign` but not 8.
   const std::int64_t mis = gc.misalign;
@@ -169,9 +169,12 @@ void run_gemm_case_op(const GemmCase& gc, Reference ref_kind, std::uint32_t seed
   const std::int64_t guard = 64;  // sentinel elements after the last D
   // Every matrix starts `mis` elements into its buffer (the elements before it are never read;
   // D's stay poisoned like the guard).
-  const std::size_t size_a = mis + std::max<std::int64_t>(1, stride_a * (batch - 1) + span(LA, lda, m, k));
-  const std::size_t size_b = mis + std::max<std::int64_t>(1, stride_b * (batch - 1) + span(LB, ldb, k, n));
-  const std::size_t size_c = mis + std::max<std::int64_t>(1, stride_c * (batch - 1) + span(LC, ldc, m, n));
+  const std::size_t size_a =
+      mis + std::max<std::int64_t>(1, stride_a * (batch - 1) + span(LA, lda, m, k));
+  const std::size_t size_b =
+      mis + std::max<std::int64_t>(1, stride_b * (batch - 1) + span(LB, ldb, k, n));
+  const std::size_t size_c =
+      mis + std::max<std::int64_t>(1, stride_c * (batch - 1) + span(LC, ldc, m, n));
   const std::size_t size_d = mis + stride_d * (batch - 1) + span(LC, ldd, m, n) + guard;
 
   // Inputs; padding elements hold values too (random), so reading them would show.
@@ -196,14 +199,25 @@ void run_gemm_case_op(const GemmCase& gc, Reference ref_kind, std::uint32_t seed
   TP_CUDA_ASSERT(d_d.poison(0xFF));
 
   typename Gemm::Arguments args;
-  args.m = m; args.n = n; args.k = k;
-  args.a = d_a.get() + mis; args.b = d_b.get() + mis; args.c = d_c.get() + mis; args.d = d_d.get() + mis;
-  args.lda = lda; args.ldb = ldb; args.ldc = ldc; args.ldd = ldd;
-  args.alpha = gc.alpha; args.beta = gc.beta;
+  args.m = m;
+  args.n = n;
+  args.k = k;
+  args.a = d_a.get() + mis;
+  args.b = d_b.get() + mis;
+  args.c = d_c.get() + mis;
+  args.d = d_d.get() + mis;
+  args.lda = lda;
+  args.ldb = ldb;
+  args.ldc = ldc;
+  args.ldd = ldd;
+  args.alpha = gc.alpha;
+  args.beta = gc.beta;
   args.layout_cd = LC;
   args.batch_count = batch;
-  args.batch_stride_a = stride_a; args.batch_stride_b = stride_b;
-  args.batch_stride_c = stride_c; args.batch_stride_d = stride_d;
+  args.batch_stride_a = stride_a;
+  args.batch_stride_b = stride_b;
+  args.batch_stride_c = stride_c;
+  args.batch_stride_d = stride_d;
   op_case.setup(args, m, n);
   args.split_k = gc.split_k;
   args.stream_k = gc.stream_k;
@@ -230,7 +244,9 @@ void run_gemm_case_op(const GemmCase& gc, Reference ref_kind, std::uint32_t seed
             acc += double(to_float_host(a[mis + bt * stride_a + at(LA, lda, i, kk)])) *
                    double(to_float_host(b[mis + bt * stride_b + at(LB, ldb, kk, j)]));
           double v = double(gc.alpha) * acc;
-          if (gc.beta != 0.0f) v += double(gc.beta) * double(to_float_host(c[mis + bt * stride_c + at(LC, ldc, i, j)]));
+          if (gc.beta != 0.0f)
+            v +=
+                double(gc.beta) * double(to_float_host(c[mis + bt * stride_c + at(LC, ldc, i, j)]));
           ref[(std::size_t(bt) * m + i) * n + j] = static_cast<float>(op_case.apply(v, i, j));
         }
   } else {
@@ -243,16 +259,16 @@ void run_gemm_case_op(const GemmCase& gc, Reference ref_kind, std::uint32_t seed
     std::vector<float> c32(std::size_t(m) * n, 0.0f);
     if (gc.beta != 0.0f)
       for (int i = 0; i < m; ++i)
-        for (int j = 0; j < n; ++j) c32[std::size_t(j) * m + i] = to_float_host(c[mis + at(LC, ldc, i, j)]);
+        for (int j = 0; j < n; ++j)
+          c32[std::size_t(j) * m + i] = to_float_host(c[mis + at(LC, ldc, i, j)]);
     TP_CUDA_ASSERT(d_ref.upload(c32));
     const cudaDataType_t t = std::is_same_v<ElementAB, __half> ? CUDA_R_16F : CUDA_R_16BF;
     const float alpha = gc.alpha, beta = gc.beta;
     const cublasOperation_t op_a = LA == Layout::kColumnMajor ? CUBLAS_OP_N : CUBLAS_OP_T;
     const cublasOperation_t op_b = LB == Layout::kColumnMajor ? CUBLAS_OP_N : CUBLAS_OP_T;
-    const cublasStatus_t cs =
-        cublasGemmEx(handle, op_a, op_b, m, n, k, &alpha, d_a.get() + mis, t, int(lda), d_b.get() + mis, t,
-                     int(ldb), &beta, d_ref.get(), CUDA_R_32F, m, CUBLAS_COMPUTE_32F,
-                     CUBLAS_GEMM_DEFAULT);
+    const cublasStatus_t cs = cublasGemmEx(
+        handle, op_a, op_b, m, n, k, &alpha, d_a.get() + mis, t, int(lda), d_b.get() + mis, t,
+        int(ldb), &beta, d_ref.get(), CUDA_R_32F, m, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
     cublasDestroy(handle);
     ASSERT_EQ(cs, CUBLAS_STATUS_SUCCESS);
     TP_CUDA_ASSERT(cudaDeviceSynchronize());
@@ -260,7 +276,8 @@ void run_gemm_case_op(const GemmCase& gc, Reference ref_kind, std::uint32_t seed
     TP_CUDA_ASSERT(d_ref.download(r));
     for (int i = 0; i < m; ++i)
       for (int j = 0; j < n; ++j)
-        ref[std::size_t(i) * n + j] = static_cast<float>(op_case.apply(r[std::size_t(j) * m + i], i, j));
+        ref[std::size_t(i) * n + j] =
+            static_cast<float>(op_case.apply(r[std::size_t(j) * m + i], i, j));
   }
 
   // Compare every element of D; every other element of the D buffer must keep its sentinel.
@@ -268,8 +285,9 @@ void run_gemm_case_op(const GemmCase& gc, Reference ref_kind, std::uint32_t seed
   long long bad = 0;
   double err2 = 0, ref2 = 0;
   // Precision of D's type: unit roundoff.
-  const double u = std::is_same_v<ElementD, float> ? std::ldexp(1.0, -24)
-                   : std::is_same_v<ElementD, __half> ? std::ldexp(1.0, -11) : std::ldexp(1.0, -8);
+  const double u = std::is_same_v<ElementD, float>    ? std::ldexp(1.0, -24)
+                   : std::is_same_v<ElementD, __half> ? std::ldexp(1.0, -11)
+                                                      : std::ldexp(1.0, -8);
   for (int bt = 0; bt < batch; ++bt)
     for (int i = 0; i < m; ++i)
       for (int j = 0; j < n; ++j) {
@@ -282,7 +300,8 @@ void run_gemm_case_op(const GemmCase& gc, Reference ref_kind, std::uint32_t seed
           ok = to_float_host(from_float_host<ElementD>(want_f)) == got;  // one rounding, bit-exact
         } else if (ref_kind == Reference::kExactCpu) {
           // Exact product; the operator's f32 error (a few f32 ulps) may move D's rounding by one.
-          ok = std::fabs(double(got) - want_f) <= 2 * u * std::fabs(want_f) + 1e-5 * (1 + std::fabs(want_f));
+          ok = std::fabs(double(got) - want_f) <=
+               2 * u * std::fabs(want_f) + 1e-5 * (1 + std::fabs(want_f));
         } else {
           // f32 accumulation in another order (~ sqrt(K) eps32 |terms|) plus D's rounding.
           const double tol = 2 * u * std::fabs(want_f) + 1e-5 * std::sqrt(double(k)) + 1e-6;
@@ -305,7 +324,8 @@ void run_gemm_case_op(const GemmCase& gc, Reference ref_kind, std::uint32_t seed
     std::memcpy(bytes, static_cast<const void*>(&d[i]), sizeof(ElementD));
     for (unsigned char by : bytes)
       if (by != 0xFF) {
-        if (++clobbered <= 8) ADD_FAILURE() << "guard element " << i << " of the D buffer was written";
+        if (++clobbered <= 8)
+          ADD_FAILURE() << "guard element " << i << " of the D buffer was written";
         break;
       }
   }
@@ -319,13 +339,14 @@ void run_gemm_case(const GemmCase& gc, Reference ref_kind, std::uint32_t seed) {
 }
 
 // One GEMM, D = A * B, from host inputs `a` and `b` (in Gemm's layouts, leading dimensions `lda`
-// and `ldb`), D poisoned first, with the workspace `Gemm::workspace_size` asks for (guarded); every element of D must lie within `bound(products)` (0: bit for
-// bit) of the double reference, the sum of `products`, each `ref_input(a) * ref_input(b)` (the
-// inputs as the GEMM is meant to see them: themselves, or rounded to tf32).
+// and `ldb`), D poisoned first, with the workspace `Gemm::workspace_size` asks for (guarded); every
+// element of D must lie within `bound(products)` (0: bit for bit) of the double reference, the sum
+// of `products`, each `ref_input(a) * ref_input(b)` (the inputs as the GEMM is meant to see them:
+// themselves, or rounded to tf32).
 template <class Gemm, class ElementAB, class ElementD, class RefInput, class Bound>
 void run_against_double(int m, int n, int k, const std::vector<ElementAB>& a, std::int64_t lda,
-                        const std::vector<ElementAB>& b, std::int64_t ldb, const RefInput& ref_input,
-                        const Bound& bound) {
+                        const std::vector<ElementAB>& b, std::int64_t ldb,
+                        const RefInput& ref_input, const Bound& bound) {
   constexpr Layout LA = Gemm::kLayoutA, LB = Gemm::kLayoutB;
   const std::int64_t ldd = round_up(n, 8);
   DeviceBuffer<ElementAB> d_a(a.size()), d_b(b.size());
@@ -335,10 +356,15 @@ void run_against_double(int m, int n, int k, const std::vector<ElementAB>& a, st
   TP_CUDA_ASSERT(d_b.upload(b));
   TP_CUDA_ASSERT(d_d.poison(0xFF));
   typename Gemm::Arguments args;
-  args.m = m; args.n = n; args.k = k;
-  args.a = d_a.get(); args.lda = lda;
-  args.b = d_b.get(); args.ldb = ldb;
-  args.d = d_d.get(); args.ldd = ldd;
+  args.m = m;
+  args.n = n;
+  args.k = k;
+  args.a = d_a.get();
+  args.lda = lda;
+  args.b = d_b.get();
+  args.ldb = ldb;
+  args.d = d_d.get();
+  args.ldd = ldd;
   // The workspace the GEMM asks for (tf32's K-major copies on the Hopper tier).
   GuardedWorkspace workspace(Gemm::workspace_size(args));
   TP_CUDA_ASSERT(workspace.error());
@@ -358,13 +384,15 @@ void run_against_double(int m, int n, int k, const std::vector<ElementAB>& a, st
     for (int j = 0; j < n; ++j) {
       double want = 0;
       for (int kk = 0; kk < k; ++kk) {
-        products[kk] = double(ref_input(a[at(LA, lda, i, kk)])) * double(ref_input(b[at(LB, ldb, kk, j)]));
+        products[kk] =
+            double(ref_input(a[at(LA, lda, i, kk)])) * double(ref_input(b[at(LB, ldb, kk, j)]));
         want += products[kk];
       }
       const double got = to_float_host(d[std::size_t(i) * ldd + j]);
       const double err = std::fabs(got - want), tol = bound(products);
       if (!(err <= tol) && ++bad <= 8)
-        ADD_FAILURE() << "D(" << i << ", " << j << ") = " << got << ", want " << want << " within " << tol;
+        ADD_FAILURE() << "D(" << i << ", " << j << ") = " << got << ", want " << want << " within "
+                      << tol;
       if (err <= tol && tol > 0) worst = std::max(worst, err / tol);
     }
   EXPECT_EQ(bad, 0) << "elements of D outside the bound";

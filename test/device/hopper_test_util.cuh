@@ -59,8 +59,8 @@ __device__ Storage& aligned_shared_storage(unsigned char* smem) {
 
 // Launches `kernel` on `blocks` blocks of `threads` in clusters of `cluster` blocks along x.
 template <class... Params, class... Args>
-cudaError_t launch_in_clusters(void (*kernel)(Params...), int blocks, int threads,
-                               std::size_t smem, int cluster, Args... args) {
+cudaError_t launch_in_clusters(void (*kernel)(Params...), int blocks, int threads, std::size_t smem,
+                               int cluster, Args... args) {
   cudaLaunchAttribute attribute{};
   attribute.id = cudaLaunchAttributeClusterDimension;
   attribute.val.clusterDim.x = static_cast<unsigned>(cluster);

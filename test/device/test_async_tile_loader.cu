@@ -90,13 +90,14 @@ void run_loader_test(Problem p, std::uint32_t seed) {
 
   tilepipe::MatrixView<const Element> view{reinterpret_cast<const Element*>(d_src.get()), p.rows,
                                            p.cols, p.ld};
-  load_tiles_kernel<Rows, Cols, Threads><<<tiles, Threads>>>(view, d_row0.get(), d_col0.get(),
-                                                             d_out.get());
+  load_tiles_kernel<Rows, Cols, Threads>
+      <<<tiles, Threads>>>(view, d_row0.get(), d_col0.get(), d_out.get());
   TP_CUDA_ASSERT_LAUNCH();
 
   std::vector<std::uint16_t> out;
   TP_CUDA_ASSERT(d_out.download(out));
-  EXPECT_EQ(tptest::count_tile_mismatches(out, host, p.rows, p.cols, p.ld, row0, col0, Rows, Cols), 0);
+  EXPECT_EQ(tptest::count_tile_mismatches(out, host, p.rows, p.cols, p.ld, row0, col0, Rows, Cols),
+            0);
 }
 
 }  // namespace

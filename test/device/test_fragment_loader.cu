@@ -43,7 +43,8 @@ __global__ void fragment_kernel(tilepipe::MatrixView<const Element> src, std::ui
     typename FragLoader::Fragment frag;
     loader.load(frag, tile, kb);
     const std::uint32_t* regs = reinterpret_cast<const std::uint32_t*>(&frag);
-    std::uint32_t* dst = out + ((std::size_t(warp) * FragLoader::kKBlocks + kb) * 32 + lane) * kRegs;
+    std::uint32_t* dst =
+        out + ((std::size_t(warp) * FragLoader::kKBlocks + kb) * 32 + lane) * kRegs;
     for (int i = 0; i < kRegs; ++i) dst[i] = regs[i];
   }
 }
@@ -100,7 +101,8 @@ void run_fragment_test() {
             }
             mn += w * WarpMN;
             k += 16 * kb;
-            const std::uint32_t word = out[((std::size_t(w) * kKBlocks + kb) * 32 + lane) * kRegs + reg];
+            const std::uint32_t word =
+                out[((std::size_t(w) * kKBlocks + kb) * 32 + lane) * kRegs + reg];
             const std::uint16_t got = static_cast<std::uint16_t>(h ? word >> 16 : word & 0xFFFF);
             const std::uint16_t want = id_of(mn, k);
             if (got != want && ++mismatches <= 10) {

@@ -27,12 +27,15 @@ int device_sms() {
 template <class Auto, class AB, class D>
 void run_case(const GemmCase& gc, Reference ref, std::uint32_t seed) {
   typename Auto::Arguments args;
-  args.m = gc.m; args.n = gc.n; args.k = gc.k; args.batch_count = gc.batch;
+  args.m = gc.m;
+  args.n = gc.n;
+  args.k = gc.k;
+  args.batch_count = gc.batch;
   const GemmAutoConfig chosen = Auto::select(args, device_sms());
-  SCOPED_TRACE("GemmAuto chose " + chosen.name() + (chosen.tile == GemmAutoConfig::Tile::kLarge &&
-                                                            Auto::Hopper::available()
-                                                        ? " (on the Hopper tier)"
-                                                        : ""));
+  SCOPED_TRACE("GemmAuto chose " + chosen.name() +
+               (chosen.tile == GemmAutoConfig::Tile::kLarge && Auto::Hopper::available()
+                    ? " (on the Hopper tier)"
+                    : ""));
   tptest::run_gemm_case<Auto, AB, D>(gc, ref, seed);
 }
 
@@ -44,13 +47,8 @@ void run_case(const GemmCase& gc, Reference ref, std::uint32_t seed) {
 // ExactSmallIntegers and in the randomized test.
 TEST(GemmAuto, LargeSkinnyShapesAgainstCublas) {
   const GemmCase cases[] = {
-      {16, 4096, 4096},
-      {128, 4096, 4096},
-      {512, 512, 512},
-      {1024, 1024, 1024},
-      {1, 4096, 4096},
-      {16, 14336, 4096},
-      {2048, 2048, 512},  // the Large tile
+      {16, 4096, 4096},   {128, 4096, 4096}, {512, 512, 512},   {1024, 1024, 1024},
+      {1, 4096, 4096},    {16, 14336, 4096}, {2048, 2048, 512},  // the Large tile
       {1000, 3000, 4104},  // the Large tile, edge tiles on both sides, K's residue of 8
   };
   std::uint32_t seed = 100;
@@ -61,15 +59,17 @@ TEST(GemmAuto, ExactSmallIntegers) {
   // alpha, beta, column-major D, batches and padding through whichever configuration is chosen.
   GemmCase cases[] = {
       {1, 1, 1},
-      {16, 64, 1},                                         // K = 1
-      {37, 300, 0, Layout::kRowMajor, 2.0f, 0.5f},         // K = 0: D = beta * C
+      {16, 64, 1},                                          // K = 1
+      {37, 300, 0, Layout::kRowMajor, 2.0f, 0.5f},          // K = 0: D = beta * C
       {100, 200, 3000, Layout::kColumnMajor, 0.5f, -1.0f},  // split-K with beta, column-major D
       {64, 96, 2000, Layout::kRowMajor, 1.0f, 1.0f, 3},     // batched split-K
       {300, 260, 1500, Layout::kColumnMajor, 1.0f, 0.0f, 1, 8},
   };
   std::uint32_t seed = 200;
-  for (const GemmCase& gc : cases) run_case<AutoTN, __half, __half>(gc, Reference::kExactCpu, seed++);
-  for (const GemmCase& gc : cases) run_case<AutoNT, __nv_bfloat16, float>(gc, Reference::kExactCpu, seed++);
+  for (const GemmCase& gc : cases)
+    run_case<AutoTN, __half, __half>(gc, Reference::kExactCpu, seed++);
+  for (const GemmCase& gc : cases)
+    run_case<AutoNT, __nv_bfloat16, float>(gc, Reference::kExactCpu, seed++);
 }
 
 // What run() does on this device: the benchmark's skinny shapes take the Hopper tier's small
@@ -84,8 +84,15 @@ TEST(GemmAuto, ChoicesOnThisDevice) {
   AutoTN::Arguments a;
   tptest::DeviceBuffer<__half> A(16 * 14336), B(4096 * 14336), D(16 * 4096);
   ASSERT_TRUE(A.ok() && B.ok() && D.ok());
-  a.m = 16; a.n = 4096; a.k = 4096;
-  a.a = A.get(); a.lda = 4096; a.b = B.get(); a.ldb = 4096; a.d = D.get(); a.ldd = 4096;
+  a.m = 16;
+  a.n = 4096;
+  a.k = 4096;
+  a.a = A.get();
+  a.lda = 4096;
+  a.b = B.get();
+  a.ldb = 4096;
+  a.d = D.get();
+  a.ldd = 4096;
   const GemmAutoConfig skinny = AutoTN::select(a, device_sms());
   if (hopper) {
     EXPECT_EQ(skinny.tile, GemmAutoConfig::Tile::kHopper64x64) << skinny.name();
@@ -98,7 +105,9 @@ TEST(GemmAuto, ChoicesOnThisDevice) {
   }
   // A long K splits on either tier, and a workspace that is too small is refused, naming what is
   // needed.
-  a.k = 14336; a.lda = 14336; a.ldb = 14336;
+  a.k = 14336;
+  a.lda = 14336;
+  a.ldb = 14336;
   const GemmAutoConfig split = AutoTN::select(a, device_sms());
   EXPECT_EQ(split.tile, GemmAutoConfig::Tile::kSmall);
   EXPECT_GT(split.split_k, 1) << split.name();
@@ -106,13 +115,19 @@ TEST(GemmAuto, ChoicesOnThisDevice) {
   EXPECT_EQ(AutoTN::tier(a), tilepipe::GemmTier::kAmpere);
   const tilepipe::Status s = AutoTN::run(a);
   EXPECT_EQ(s.code(), tilepipe::Status::Code::kInvalidArgument);
-  EXPECT_NE(s.message().find(std::to_string(AutoTN::workspace_size(a))), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find(std::to_string(AutoTN::workspace_size(a))), std::string::npos)
+      << s.message();
   // A large problem takes the Large tile, on the Hopper tier where the device runs it.
   constexpr std::size_t kLarge = 8192;
   tptest::DeviceBuffer<__half> A2(kLarge * kLarge), B2(kLarge * kLarge), D2(kLarge * kLarge);
   ASSERT_TRUE(A2.ok() && B2.ok() && D2.ok());
   a.m = a.n = a.k = int(kLarge);
-  a.a = A2.get(); a.lda = kLarge; a.b = B2.get(); a.ldb = kLarge; a.d = D2.get(); a.ldd = kLarge;
+  a.a = A2.get();
+  a.lda = kLarge;
+  a.b = B2.get();
+  a.ldb = kLarge;
+  a.d = D2.get();
+  a.ldd = kLarge;
   EXPECT_EQ(AutoTN::select(a, device_sms()).tile, GemmAutoConfig::Tile::kLarge);
   EXPECT_EQ(AutoTN::workspace_size(a), 0u);
   EXPECT_EQ(AutoTN::tier(a), hopper ? tilepipe::GemmTier::kHopper : tilepipe::GemmTier::kAmpere);

@@ -1,6 +1,7 @@
 // GemmMultistage at the edges: K's residue and partial tiles on the Ampere tier, operands of more
-// than 2^31 elements (64-bit offsets), sub-matrix views of larger matrices, and bad inputs (misaligned views, D aliasing an input, too little
-// shared memory) that must be refused with a clear status while nothing is written.
+// than 2^31 elements (64-bit offsets), sub-matrix views of larger matrices, and bad inputs
+// (misaligned views, D aliasing an input, too little shared memory) that must be refused with a
+// clear status while nothing is written.
 
 #include <gtest/gtest.h>
 
@@ -38,10 +39,15 @@ void run_large_offsets() {
   TP_CUDA_ASSERT(tptest::fill(tptest::DType::kF16, b.get(), std::int64_t(N) * K, 12, 2));
   TP_CUDA_ASSERT(d.poison());
   typename Gemm::Arguments args;
-  args.m = M; args.n = N; args.k = K;
-  args.a = a.get(); args.lda = lda;
-  args.b = b.get(); args.ldb = K;
-  args.d = d.get(); args.ldd = N;
+  args.m = M;
+  args.n = N;
+  args.k = K;
+  args.a = a.get();
+  args.lda = lda;
+  args.b = b.get();
+  args.ldb = K;
+  args.d = d.get();
+  args.ldd = N;
   const Status s = Gemm::run(args);
   ASSERT_TRUE(s.ok()) << s.message();
   TP_CUDA_ASSERT_LAUNCH();
@@ -55,11 +61,14 @@ void run_large_offsets() {
     for (int c = 0; c < N; ++c) {
       double want = 0;
       for (int kk = 0; kk < K; ++kk) {
-        const std::int64_t ia = LA == Layout::kRowMajor ? std::int64_t(r) * lda + kk : std::int64_t(kk) * lda + r;
-        want += double(tptest::hash_value(11, ia, 2)) * tptest::hash_value(12, std::int64_t(c) * K + kk, 2);
+        const std::int64_t ia =
+            LA == Layout::kRowMajor ? std::int64_t(r) * lda + kk : std::int64_t(kk) * lda + r;
+        want += double(tptest::hash_value(11, ia, 2)) *
+                tptest::hash_value(12, std::int64_t(c) * K + kk, 2);
       }
       const float got = hd[std::size_t(r) * N + c];
-      if (got != float(want) && ++bad <= 5) ADD_FAILURE() << "D(" << r << ", " << c << ") = " << got << ", want " << want;
+      if (got != float(want) && ++bad <= 5)
+        ADD_FAILURE() << "D(" << r << ", " << c << ") = " << got << ", want " << want;
     }
   EXPECT_EQ(bad, 0);
 }
@@ -75,8 +84,8 @@ void run_large_offsets() {
 TEST(GemmEdges, KResidueAndEdgeTilesOnTheAmpereTier) {
   using Ampere = std::integral_constant<tilepipe::GemmTier, tilepipe::GemmTier::kAmpere>;
   const tptest::GemmCase shapes[] = {
-      {130, 70, 20},  {260, 136, 1}, {257, 129, 65}, {33, 40, 129}, {259, 131, 256},
-      {264, 136, 192}, {600, 300, 97}, {520, 260, 1027},
+      {130, 70, 20},   {260, 136, 1},   {257, 129, 65}, {33, 40, 129},
+      {259, 131, 256}, {264, 136, 192}, {600, 300, 97}, {520, 260, 1027},
   };
   std::uint32_t seed = 900;
   auto run = [&](auto gemm) {
@@ -90,7 +99,8 @@ TEST(GemmEdges, KResidueAndEdgeTilesOnTheAmpereTier) {
   run(tptest::DispatchedGemm<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 4, Ampere>{});
   run(tptest::DispatchedGemm<__half, __half, Layout::kColumnMajor, Layout::kRowMajor, 3, Ampere>{});
   run(tptest::DispatchedGemm<__half, __half, Layout::kRowMajor, Layout::kRowMajor, 6, Ampere>{});
-  run(tptest::DispatchedGemm<__half, __half, Layout::kColumnMajor, Layout::kColumnMajor, 2, Ampere>{});
+  run(tptest::DispatchedGemm<__half, __half, Layout::kColumnMajor, Layout::kColumnMajor, 2,
+                             Ampere>{});
 }
 
 TEST(GemmEdges, LargeOffsetsRowMajorA) { run_large_offsets<Layout::kRowMajor>(); }
@@ -99,7 +109,8 @@ TEST(GemmEdges, LargeOffsetsColumnMajorA) { run_large_offsets<Layout::kColumnMaj
 // A view of a sub-matrix that starts at an aligned element of a larger matrix (the parent's
 // leading dimension) computes on exactly that sub-matrix and writes only its part of D's parent.
 TEST(GemmEdges, SubMatrixViews) {
-  using Gemm = tilepipe::GemmMultistage<__nv_bfloat16, float, Layout::kRowMajor, Layout::kRowMajor, 3>;
+  using Gemm =
+      tilepipe::GemmMultistage<__nv_bfloat16, float, Layout::kRowMajor, Layout::kRowMajor, 3>;
   constexpr int PM = 300, PK = 520, PN = 264;  // parents: A PM x PK, B PK x PN, D PM x PN
   constexpr int r0 = 5, k0 = 16, n0 = 40;      // the sub-problem's origin (k0, n0: 16-byte aligned)
   constexpr int m = 201, k = 333, n = 150;
@@ -110,10 +121,15 @@ TEST(GemmEdges, SubMatrixViews) {
   TP_CUDA_ASSERT(tptest::fill(tptest::DType::kBF16, b.get(), PK * PN, 22, 3));
   TP_CUDA_ASSERT(d.poison());
   typename Gemm::Arguments args;
-  args.m = m; args.n = n; args.k = k;
-  args.a = a.get() + r0 * PK + k0; args.lda = PK;
-  args.b = b.get() + k0 * PN + n0; args.ldb = PN;
-  args.d = d.get() + r0 * PN + n0; args.ldd = PN;
+  args.m = m;
+  args.n = n;
+  args.k = k;
+  args.a = a.get() + r0 * PK + k0;
+  args.lda = PK;
+  args.b = b.get() + k0 * PN + n0;
+  args.ldb = PN;
+  args.d = d.get() + r0 * PN + n0;
+  args.ldd = PN;
   const Status s = Gemm::run(args);
   ASSERT_TRUE(s.ok()) << s.message();
   TP_CUDA_ASSERT_LAUNCH();
@@ -127,14 +143,16 @@ TEST(GemmEdges, SubMatrixViews) {
       if (!inside) {
         std::uint32_t bits;
         std::memcpy(&bits, &got, 4);
-        if (bits != 0xFFFFFFFFu && ++clobbered <= 5) ADD_FAILURE() << "parent D(" << i << ", " << j << ") written";
+        if (bits != 0xFFFFFFFFu && ++clobbered <= 5)
+          ADD_FAILURE() << "parent D(" << i << ", " << j << ") written";
         continue;
       }
       double want = 0;
       for (int kk = 0; kk < k; ++kk)
         want += double(tptest::hash_value(21, std::int64_t(i) * PK + k0 + kk, 3)) *
                 tptest::hash_value(22, std::int64_t(k0 + kk) * PN + j, 3);
-      if (got != float(want) && ++bad <= 5) ADD_FAILURE() << "D(" << i - r0 << ", " << j - n0 << ") = " << got << ", want " << want;
+      if (got != float(want) && ++bad <= 5)
+        ADD_FAILURE() << "D(" << i - r0 << ", " << j - n0 << ") = " << got << ", want " << want;
     }
   EXPECT_EQ(bad, 0);
   EXPECT_EQ(clobbered, 0);
@@ -166,10 +184,15 @@ TEST(GemmEdges, BadInputIsRefusedAndNothingIsWritten) {
          g.a = reinterpret_cast<const __half*>(reinterpret_cast<const char*>(a) + 1);
        }},
       {"D one byte off its element", "D is not aligned to its element size",
-       [](auto& g, __half*, __half* d) { g.d = reinterpret_cast<__half*>(reinterpret_cast<char*>(d) + 1); }},
+       [](auto& g, __half*, __half* d) {
+         g.d = reinterpret_cast<__half*>(reinterpret_cast<char*>(d) + 1);
+       }},
       {"lda shorter than a row of A", "lda = 60", [](auto& g, __half*, __half*) { g.lda = 60; }},
       {"D aliases A", "D overlaps A",
-       [](auto& g, __half* a, __half*) { g.d = a; g.ldd = N; }},
+       [](auto& g, __half* a, __half*) {
+         g.d = a;
+         g.ldd = N;
+       }},
       {"negative K", "k = -1", [](auto& g, __half*, __half*) { g.k = -1; }},
       {"null B", "B is a null pointer", [](auto& g, __half*, __half*) { g.b = nullptr; }},
   };
@@ -179,8 +202,15 @@ TEST(GemmEdges, BadInputIsRefusedAndNothingIsWritten) {
     std::vector<__half> a_before;
     TP_CUDA_ASSERT(a.download(a_before));
     typename Gemm::Arguments g;
-    g.m = M; g.n = N; g.k = K;
-    g.a = a.get(); g.lda = K; g.b = b.get(); g.ldb = K; g.d = d.get(); g.ldd = N;
+    g.m = M;
+    g.n = N;
+    g.k = K;
+    g.a = a.get();
+    g.lda = K;
+    g.b = b.get();
+    g.ldb = K;
+    g.d = d.get();
+    g.ldd = N;
     bc.spoil(g, a.get(), d.get());
     const Status s = Gemm::run(g);
     EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
@@ -201,7 +231,8 @@ TEST(GemmEdges, BadInputIsRefusedAndNothingIsWritten) {
 // lowered below what the configuration needs (the GPUs at hand all have enough for every
 // configuration that compiles for them).
 TEST(GemmEdges, TooLittleSharedMemoryIsAnError) {
-  using Gemm6 = tilepipe::GemmMultistage<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 6>;
+  using Gemm6 =
+      tilepipe::GemmMultistage<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 6>;
   int dev = 0, major = 0, minor = 0, optin = 0;
   TP_CUDA_ASSERT(cudaGetDevice(&dev));
   TP_CUDA_ASSERT(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
@@ -210,16 +241,17 @@ TEST(GemmEdges, TooLittleSharedMemoryIsAnError) {
   EXPECT_TRUE(Gemm6::check_device_properties(dev, major, minor, optin).ok());
   const Status s = Gemm6::check_device_properties(dev, major, minor, int(Gemm6::kSharedBytes) - 1);
   EXPECT_EQ(s.code(), Status::Code::kInsufficientResources);
-  EXPECT_NE(s.message().find(std::to_string(Gemm6::kSharedBytes)), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find(std::to_string(Gemm6::kSharedBytes)), std::string::npos)
+      << s.message();
 }
 
 // ---- Split-K at the edges -------------------------------------------------------------------
 
 namespace {
 
-using SplitKSmall = tilepipe::GemmMultistageSplitK<__half, __half, Layout::kRowMajor, Layout::kColumnMajor,
-                                                   3, tilepipe::Identity,
-                                                   tilepipe::TileConfig<64, 64, 64, 32, 32>>;
+using SplitKSmall =
+    tilepipe::GemmMultistageSplitK<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 3,
+                                   tilepipe::Identity, tilepipe::TileConfig<64, 64, 64, 32, 32>>;
 
 int written_halves(const tptest::DeviceBuffer<__half>& buf) {
   std::vector<__half> h;
@@ -234,15 +266,23 @@ int written_halves(const tptest::DeviceBuffer<__half>& buf) {
 // Bad split-K arguments are refused by run() with kInvalidArgument and a message naming the
 // argument; neither D nor the workspace is written.
 TEST(GemmEdges, SplitKBadInputIsRefusedAndNothingIsWritten) {
-  using NoSplitK = tilepipe::GemmMultistage<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 4>;
+  using NoSplitK =
+      tilepipe::GemmMultistage<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 4>;
   constexpr int M = 96, N = 80, K = 1024;
   tptest::DeviceBuffer<__half> a(M * K), b(N * K), d(M * N);
   ASSERT_TRUE(a.ok() && b.ok() && d.ok());
   TP_CUDA_ASSERT(tptest::fill(tptest::DType::kF16, a.get(), M * K, 41));
   TP_CUDA_ASSERT(tptest::fill(tptest::DType::kF16, b.get(), N * K, 42));
   SplitKSmall::Arguments good;
-  good.m = M; good.n = N; good.k = K;
-  good.a = a.get(); good.lda = K; good.b = b.get(); good.ldb = K; good.d = d.get(); good.ldd = N;
+  good.m = M;
+  good.n = N;
+  good.k = K;
+  good.a = a.get();
+  good.lda = K;
+  good.b = b.get();
+  good.ldb = K;
+  good.d = d.get();
+  good.ldd = N;
   good.split_k = 4;
   const std::size_t needed = SplitKSmall::workspace_size(good);
   ASSERT_EQ(needed, std::size_t(4) * M * N * sizeof(float));
@@ -259,10 +299,15 @@ TEST(GemmEdges, SplitKBadInputIsRefusedAndNothingIsWritten) {
     void (*spoil)(SplitKSmall::Arguments&, __half* ws, __half* d);
   };
   const Case cases[] = {
-      {"split_k = 0", "split_k = 0 is less than 1", true, [](auto& g, __half*, __half*) { g.split_k = 0; }},
+      {"split_k = 0", "split_k = 0 is less than 1", true,
+       [](auto& g, __half*, __half*) { g.split_k = 0; }},
       {"no workspace", "workspace is a null pointer", true,
-       [](auto& g, __half*, __half*) { g.workspace = nullptr; g.workspace_bytes = 0; }},
-      {"workspace one byte short", "is less than the", true, [](auto& g, __half*, __half*) { g.workspace_bytes -= 1; }},
+       [](auto& g, __half*, __half*) {
+         g.workspace = nullptr;
+         g.workspace_bytes = 0;
+       }},
+      {"workspace one byte short", "is less than the", true,
+       [](auto& g, __half*, __half*) { g.workspace_bytes -= 1; }},
       {"misaligned workspace", "workspace is not 16-byte aligned", true,
        [](auto& g, __half* w, __half*) { g.workspace = w + 4; }},
       {"workspace on D", "workspace overlaps D", true,
@@ -298,9 +343,15 @@ TEST(GemmEdges, SplitKWithKZeroGivesBetaC) {
   TP_CUDA_ASSERT(tptest::fill(tptest::DType::kF16, c.get(), M * N, 51, /*range=*/4));
   TP_CUDA_ASSERT(d.poison());
   SplitKSmall::Arguments g;
-  g.m = M; g.n = N; g.k = 0;
-  g.c = c.get(); g.ldc = N; g.d = d.get(); g.ldd = N;
-  g.alpha = 3.0f; g.beta = 0.5f;
+  g.m = M;
+  g.n = N;
+  g.k = 0;
+  g.c = c.get();
+  g.ldc = N;
+  g.d = d.get();
+  g.ldd = N;
+  g.alpha = 3.0f;
+  g.beta = 0.5f;
   g.split_k = 8;
   EXPECT_EQ(SplitKSmall::workspace_size(g), 0u);
   const Status s = SplitKSmall::run(g);
@@ -311,7 +362,8 @@ TEST(GemmEdges, SplitKWithKZeroGivesBetaC) {
   int bad = 0;
   for (int i = 0; i < M * N; ++i) {
     const float want = 0.5f * tptest::hash_value(51, i, 4);
-    if (__half2float(hd[i]) != want && ++bad <= 5) ADD_FAILURE() << "D[" << i << "] = " << __half2float(hd[i]) << ", want " << want;
+    if (__half2float(hd[i]) != want && ++bad <= 5)
+      ADD_FAILURE() << "D[" << i << "] = " << __half2float(hd[i]) << ", want " << want;
   }
   EXPECT_EQ(bad, 0);
 }
@@ -320,20 +372,34 @@ TEST(GemmEdges, SplitKWithKZeroGivesBetaC) {
 // k-tile and sliced unevenly: exact against the CPU (small integers).
 TEST(GemmEdges, SplitKInPlaceColumnMajorBatched) {
   constexpr int M = 70, N = 33, K = 1000, B = 2;  // 16 k-tiles of 64 in 5 slices: 4 3 3 3 3
-  constexpr std::int64_t ldd = 72, stride_d = ldd * N, stride_a = std::int64_t(M) * K, stride_b = std::int64_t(N) * K;
+  constexpr std::int64_t ldd = 72, stride_d = ldd * N, stride_a = std::int64_t(M) * K,
+                         stride_b = std::int64_t(N) * K;
   tptest::DeviceBuffer<__half> a(B * stride_a), b(B * stride_b), d(B * stride_d);
   ASSERT_TRUE(a.ok() && b.ok() && d.ok());
   TP_CUDA_ASSERT(tptest::fill(tptest::DType::kF16, a.get(), B * stride_a, 61, 2));
   TP_CUDA_ASSERT(tptest::fill(tptest::DType::kF16, b.get(), B * stride_b, 62, 2));
-  TP_CUDA_ASSERT(tptest::fill(tptest::DType::kF16, d.get(), B * stride_d, 63, 3));  // C, updated in place
+  TP_CUDA_ASSERT(
+      tptest::fill(tptest::DType::kF16, d.get(), B * stride_d, 63, 3));  // C, updated in place
   SplitKSmall::Arguments g;
-  g.m = M; g.n = N; g.k = K;
-  g.a = a.get(); g.lda = K; g.b = b.get(); g.ldb = K;
-  g.c = d.get(); g.ldc = ldd; g.d = d.get(); g.ldd = ldd;
+  g.m = M;
+  g.n = N;
+  g.k = K;
+  g.a = a.get();
+  g.lda = K;
+  g.b = b.get();
+  g.ldb = K;
+  g.c = d.get();
+  g.ldc = ldd;
+  g.d = d.get();
+  g.ldd = ldd;
   g.layout_cd = Layout::kColumnMajor;
-  g.alpha = 1.0f; g.beta = -2.0f;
+  g.alpha = 1.0f;
+  g.beta = -2.0f;
   g.batch_count = B;
-  g.batch_stride_a = stride_a; g.batch_stride_b = stride_b; g.batch_stride_c = stride_d; g.batch_stride_d = stride_d;
+  g.batch_stride_a = stride_a;
+  g.batch_stride_b = stride_b;
+  g.batch_stride_c = stride_d;
+  g.batch_stride_d = stride_d;
   g.split_k = 5;
   ASSERT_EQ(SplitKSmall::split_k_slices(g).count, 5);
   tptest::DeviceBuffer<unsigned char> ws(SplitKSmall::workspace_size(g));
@@ -361,7 +427,8 @@ TEST(GemmEdges, SplitKInPlaceColumnMajorBatched) {
         }
         const float got = __half2float(hd[at]);
         if (got != __half2float(__float2half_rn(float(want))) && ++bad <= 5)
-          ADD_FAILURE() << "batch " << bt << " D(" << i << ", " << j << ") = " << got << ", want " << want;
+          ADD_FAILURE() << "batch " << bt << " D(" << i << ", " << j << ") = " << got << ", want "
+                        << want;
       }
   EXPECT_EQ(bad, 0);
 }
@@ -373,9 +440,9 @@ namespace {
 // SplitKSmall's tile with stream-K: its ordinary and narrow kernels are SplitKSmall's, so the
 // stream-K kernel is its only new instantiation. The default tile with stream-K shares its other
 // kernels with LargeOffsetsColumnMajorA's GEMM, and is the tile the benchmark runs.
-using StreamKSmall = tilepipe::GemmMultistageStreamK<__half, __half, Layout::kRowMajor,
-                                                     Layout::kColumnMajor, 3, tilepipe::Identity,
-                                                     tilepipe::TileConfig<64, 64, 64, 32, 32>>;
+using StreamKSmall =
+    tilepipe::GemmMultistageStreamK<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 3,
+                                    tilepipe::Identity, tilepipe::TileConfig<64, 64, 64, 32, 32>>;
 using StreamKDefault =
     tilepipe::GemmMultistageStreamK<__half, float, Layout::kColumnMajor, Layout::kColumnMajor, 4>;
 
@@ -407,14 +474,16 @@ void run_stream_k_case(const StreamKCase& c) {
   // Leading dimensions rounded up to 16 bytes (stream-K takes 16-byte aligned arguments only),
   // so the odd extents leave gaps; D's has 8 elements more, which must stay untouched.
   const bool row_a = LA == Layout::kRowMajor, row_b = LB == Layout::kRowMajor;
-  const std::int64_t lda = tptest::round_up(row_a ? K : M, 8), ldb = tptest::round_up(row_b ? N : K, 8);
+  const std::int64_t lda = tptest::round_up(row_a ? K : M, 8),
+                     ldb = tptest::round_up(row_b ? N : K, 8);
   const bool row_cd = c.layout_cd == Layout::kRowMajor;
   const std::int64_t ld_cd = tptest::round_up(row_cd ? N : M, 8) + 8;
   const std::int64_t stride_a = lda * (row_a ? M : K);
   const std::int64_t stride_b = ldb * (row_b ? K : N);
   const std::int64_t stride_cd = ld_cd * (row_cd ? M : N);
   constexpr std::int64_t kGuard = 64;
-  constexpr tptest::DType kTypeD = std::is_same_v<D, float> ? tptest::DType::kF32 : tptest::DType::kF16;
+  constexpr tptest::DType kTypeD =
+      std::is_same_v<D, float> ? tptest::DType::kF32 : tptest::DType::kF16;
   tptest::DeviceBuffer<__half> a(B * stride_a), b(B * stride_b);
   tptest::DeviceBuffer<D> cm(B * stride_cd), d(B * stride_cd + 2 * kGuard);
   ASSERT_TRUE(a.ok() && b.ok() && cm.ok() && d.ok());
@@ -423,12 +492,23 @@ void run_stream_k_case(const StreamKCase& c) {
   TP_CUDA_ASSERT(tptest::fill(kTypeD, cm.get(), B * stride_cd, 73, 3));
 
   typename Gemm::Arguments args;
-  args.m = M; args.n = N; args.k = K;
-  args.a = a.get(); args.lda = lda; args.b = b.get(); args.ldb = ldb;
-  args.c = cm.get(); args.ldc = ld_cd; args.d = d.get() + kGuard; args.ldd = ld_cd;
-  args.alpha = c.alpha; args.beta = c.beta; args.layout_cd = c.layout_cd;
+  args.m = M;
+  args.n = N;
+  args.k = K;
+  args.a = a.get();
+  args.lda = lda;
+  args.b = b.get();
+  args.ldb = ldb;
+  args.c = cm.get();
+  args.ldc = ld_cd;
+  args.d = d.get() + kGuard;
+  args.ldd = ld_cd;
+  args.alpha = c.alpha;
+  args.beta = c.beta;
+  args.layout_cd = c.layout_cd;
   args.batch_count = B;
-  args.batch_stride_a = stride_a; args.batch_stride_b = stride_b;
+  args.batch_stride_a = stride_a;
+  args.batch_stride_b = stride_b;
   args.batch_stride_c = args.batch_stride_d = stride_cd;
   args.stream_k = c.blocks;
   if (c.blocks == 0) {
@@ -476,14 +556,18 @@ void run_stream_k_case(const StreamKCase& c) {
           const float got = tptest::to_float_host(hd[kGuard + off]);
           const float expect = tptest::to_float_host(tptest::from_float_host<D>(float(v)));
           if (got != expect && ++bad <= 5)
-            ADD_FAILURE() << "batch " << bt << " D(" << i << ", " << j << ") = " << got << ", want " << expect;
+            ADD_FAILURE() << "batch " << bt << " D(" << i << ", " << j << ") = " << got << ", want "
+                          << expect;
         }
     for (std::size_t e = 0; e < hd.size(); ++e)
       if (!in_d[e] && !poisoned(hd[e]) && ++bad <= 5)
-        ADD_FAILURE() << "element " << e << " of D's buffer (guards at both ends, gaps between lines) was written";
+        ADD_FAILURE() << "element " << e
+                      << " of D's buffer (guards at both ends, gaps between lines) was written";
     EXPECT_EQ(bad, 0);
     if (run == 0) first = hd;
-    else EXPECT_EQ(std::memcmp(first.data(), hd.data(), hd.size() * sizeof(D)), 0) << "the runs differ";
+    else
+      EXPECT_EQ(std::memcmp(first.data(), hd.data(), hd.size() * sizeof(D)), 0)
+          << "the runs differ";
   }
 }
 
@@ -495,11 +579,14 @@ void run_stream_k_case(const StreamKCase& c) {
 TEST(GemmEdges, StreamKSmallTiles) {
   const StreamKCase cases[] = {
       {"20 tiles on 7 blocks, K residue 40", 200, 300, 1000, 1, 7, 1.0f, 0.0f, Layout::kRowMajor},
-      {"one tile in five segments, alpha and beta", 50, 40, 700, 1, 5, 2.0f, -1.0f, Layout::kRowMajor},
+      {"one tile in five segments, alpha and beta", 50, 40, 700, 1, 5, 2.0f, -1.0f,
+       Layout::kRowMajor},
       {"more blocks than iterations", 64, 64, 130, 1, 100, 1.0f, 0.0f, Layout::kRowMajor},
-      {"3 batches on 5 blocks, column-major D, beta", 100, 70, 520, 3, 5, 1.0f, 0.5f, Layout::kColumnMajor},
+      {"3 batches on 5 blocks, column-major D, beta", 100, 70, 520, 3, 5, 1.0f, 0.5f,
+       Layout::kColumnMajor},
       {"tiles divide evenly over the blocks", 128, 128, 256, 1, 2, 1.0f, 0.0f, Layout::kRowMajor},
-      {"the device's grid, edge tiles, K residue 8", 600, 320, 2056, 1, 0, 1.0f, 0.0f, Layout::kRowMajor},
+      {"the device's grid, edge tiles, K residue 8", 600, 320, 2056, 1, 0, 1.0f, 0.0f,
+       Layout::kRowMajor},
   };
   for (const StreamKCase& c : cases) run_stream_k_case<StreamKSmall, __half>(c);
 }
@@ -507,8 +594,10 @@ TEST(GemmEdges, StreamKSmallTiles) {
 // The default tile (the benchmark's), f32 D, both operands column-major.
 TEST(GemmEdges, StreamKDefaultTile) {
   const StreamKCase cases[] = {
-      {"the device's grid, edge tiles, K residue 8", 1000, 600, 1032, 1, 0, 1.0f, 0.0f, Layout::kRowMajor},
-      {"2 batches on 4 blocks, beta, column-major D", 300, 200, 520, 2, 4, 2.0f, 0.5f, Layout::kColumnMajor},
+      {"the device's grid, edge tiles, K residue 8", 1000, 600, 1032, 1, 0, 1.0f, 0.0f,
+       Layout::kRowMajor},
+      {"2 batches on 4 blocks, beta, column-major D", 300, 200, 520, 2, 4, 2.0f, 0.5f,
+       Layout::kColumnMajor},
       {"one tile on 9 blocks", 100, 100, 300, 1, 9, 1.0f, 1.0f, Layout::kRowMajor},
   };
   for (const StreamKCase& c : cases) run_stream_k_case<StreamKDefault, float>(c);
@@ -531,17 +620,27 @@ void run_moved_tiles_in_place(Layout layout_cd, Configure configure) {
   const bool row_cd = layout_cd == Layout::kRowMajor;
   const std::int64_t ldd = (row_cd ? N : M) + 8;
   const std::int64_t size_d = ldd * (row_cd ? M : N);
-  tptest::DeviceBuffer<__half> a(std::int64_t(M) * K), b(std::int64_t(N) * K), d(size_d + 2 * kGuard);
+  tptest::DeviceBuffer<__half> a(std::int64_t(M) * K), b(std::int64_t(N) * K),
+      d(size_d + 2 * kGuard);
   ASSERT_TRUE(a.ok() && b.ok() && d.ok());
   TP_CUDA_ASSERT(tptest::fill(tptest::DType::kF16, a.get(), std::int64_t(M) * K, 81, 2));
   TP_CUDA_ASSERT(tptest::fill(tptest::DType::kF16, b.get(), std::int64_t(N) * K, 82, 2));
   TP_CUDA_ASSERT(tptest::fill(tptest::DType::kF16, d.get(), size_d + 2 * kGuard, 83, 3));
   typename Gemm::Arguments g;
-  g.m = M; g.n = N; g.k = K;
-  g.a = a.get(); g.lda = K; g.b = b.get(); g.ldb = K;
-  g.c = d.get() + kGuard; g.ldc = ldd; g.d = d.get() + kGuard; g.ldd = ldd;
+  g.m = M;
+  g.n = N;
+  g.k = K;
+  g.a = a.get();
+  g.lda = K;
+  g.b = b.get();
+  g.ldb = K;
+  g.c = d.get() + kGuard;
+  g.ldc = ldd;
+  g.d = d.get() + kGuard;
+  g.ldd = ldd;
   g.layout_cd = layout_cd;
-  g.alpha = 1.0f; g.beta = -2.0f;
+  g.alpha = 1.0f;
+  g.beta = -2.0f;
   configure(g);
   const std::size_t ws_bytes = Gemm::workspace_size(g);
   tptest::DeviceBuffer<unsigned char> ws(ws_bytes + 16);
@@ -566,7 +665,8 @@ void run_moved_tiles_in_place(Layout layout_cd, Configure configure) {
                tptest::hash_value(82, std::int64_t(j) * K + kk, 2);
       const double want = acc - 2.0 * tptest::hash_value(83, at, 3);
       const float got = __half2float(hd[at]);
-      if (got != float(want) && ++bad <= 5) ADD_FAILURE() << "D(" << i << ", " << j << ") = " << got << ", want " << want;
+      if (got != float(want) && ++bad <= 5)
+        ADD_FAILURE() << "D(" << i << ", " << j << ") = " << got << ", want " << want;
     }
   for (std::size_t e = 0; e < hd.size(); ++e) {
     const float kept = tptest::hash_value(83, e, 3);
@@ -598,8 +698,15 @@ TEST(GemmEdges, StreamKBadWorkspaceIsRefused) {
   TP_CUDA_ASSERT(tptest::fill(tptest::DType::kF16, b.get(), N * K, 82, 2));
   TP_CUDA_ASSERT(d.poison());
   StreamKSmall::Arguments g;
-  g.m = M; g.n = N; g.k = K;
-  g.a = a.get(); g.lda = K; g.b = b.get(); g.ldb = K; g.d = d.get(); g.ldd = N;
+  g.m = M;
+  g.n = N;
+  g.k = K;
+  g.a = a.get();
+  g.lda = K;
+  g.b = b.get();
+  g.ldb = K;
+  g.d = d.get();
+  g.ldd = N;
   g.stream_k = 3;
   ASSERT_GT(StreamKSmall::workspace_size(g), 0u);
   const Status s = StreamKSmall::run(g);

@@ -71,7 +71,8 @@ struct VectorCase {
   std::unique_ptr<DeviceVector<T>> vec;
   template <class Args>
   void setup(Args& args, int m, int n) {
-    vec = std::make_unique<DeviceVector<T>>(kPerRow ? m : n, kScale ? -2 : -5, kScale ? 2 : 5, seed);
+    vec =
+        std::make_unique<DeviceVector<T>>(kPerRow ? m : n, kScale ? -2 : -5, kScale ? 2 : 5, seed);
     if constexpr (kScale) args.output_op.scale = vec->device.get();
     else args.output_op.bias = vec->device.get();
   }
@@ -95,7 +96,9 @@ struct ClampCase {
   static constexpr bool kExact = true;
   std::uint32_t seed;
   template <class Args>
-  void setup(Args& args, int, int) { args.output_op = tilepipe::Clamp{-7.0f, 9.0f}; }
+  void setup(Args& args, int, int) {
+    args.output_op = tilepipe::Clamp{-7.0f, 9.0f};
+  }
   double apply(double v, int, int) const { return std::min(std::max(v, -7.0), 9.0); }
 };
 
@@ -103,7 +106,9 @@ struct UserCase {
   static constexpr bool kExact = true;
   std::uint32_t seed;
   template <class Args>
-  void setup(Args& args, int, int) { args.output_op.weight = 0.5f; }
+  void setup(Args& args, int, int) {
+    args.output_op.weight = 0.5f;
+  }
   double apply(double v, int row, int col) const { return v + 0.5 * (row - col); }
 };
 

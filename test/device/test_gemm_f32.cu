@@ -83,9 +83,10 @@ using Tf32TTHopper = OnTier<Tf32TT, tilepipe::GemmTier::kHopper>;
 // The Hopper tier's GEMMs themselves: TN's (f32 out, 3 stages: the 128 x 256 tile, 32 k a slot)
 // and one with f16 out.
 using Sm90Tf32 = Tf32TN::HopperGemm;
-static_assert(std::is_same_v<Sm90Tf32, tilepipe::GemmSm90<float, float, Layout::kRowMajor,
-                                                          Layout::kColumnMajor, 3>>,
-              "GemmMultistage's tf32 TN runs GemmSm90 with its stage count");
+static_assert(
+    std::is_same_v<Sm90Tf32,
+                   tilepipe::GemmSm90<float, float, Layout::kRowMajor, Layout::kColumnMajor, 3>>,
+    "GemmMultistage's tf32 TN runs GemmSm90 with its stage count");
 using Sm90Tf32ToF16 = tilepipe::GemmSm90<float, __half, Layout::kRowMajor, Layout::kColumnMajor, 3>;
 static_assert(std::is_same_v<Tf32NN::HopperGemm, Sm90Tf32> &&
                   std::is_same_v<Tf32TT::HopperGemm, Sm90Tf32> &&
@@ -108,12 +109,15 @@ using SimtNT = Simt<Layout::kColumnMajor, Layout::kRowMajor, __half>;
 using SimtTT = Simt<Layout::kRowMajor, Layout::kRowMajor, float>;
 // NN with split-K and with stream-K compiled in (their ordinary kernel is SimtNN's), and on a
 // small tile whose warps hold one m16 tile each.
-using SimtNNSplitK = tilepipe::GemmMultistageSplitK<float, float, Layout::kColumnMajor, Layout::kColumnMajor,
-                                                    3, tilepipe::Identity, SimtTile, /*AnyAlignment=*/false>;
-using SimtNNStreamK = tilepipe::GemmMultistageStreamK<float, float, Layout::kColumnMajor, Layout::kColumnMajor,
-                                                      3, tilepipe::Identity, SimtTile, /*AnyAlignment=*/false>;
+using SimtNNSplitK =
+    tilepipe::GemmMultistageSplitK<float, float, Layout::kColumnMajor, Layout::kColumnMajor, 3,
+                                   tilepipe::Identity, SimtTile, /*AnyAlignment=*/false>;
+using SimtNNStreamK =
+    tilepipe::GemmMultistageStreamK<float, float, Layout::kColumnMajor, Layout::kColumnMajor, 3,
+                                    tilepipe::Identity, SimtTile, /*AnyAlignment=*/false>;
 using SimtNNSmallWarps =
-    tilepipe::GemmMultistage<float, float, Layout::kColumnMajor, Layout::kColumnMajor, 3, tilepipe::Identity,
+    tilepipe::GemmMultistage<float, float, Layout::kColumnMajor, Layout::kColumnMajor, 3,
+                             tilepipe::Identity,
                              tilepipe::TileConfig<32, 32, 32, 16, 16, tilepipe::MathSimtF32>,
                              /*SplitK=*/false, /*AnyAlignment=*/false>;
 
@@ -213,12 +217,12 @@ template <class Gemm, class ElementD>
 void run_exact(std::uint32_t seed) {
   const GemmCase cases[] = {
       {1, 1, 1},
-      {127, 257, 131},                                          // partial tiles on every edge
-      {128, 128, 64},                                           // whole tiles
-      {65, 70, 5},                                              // K below one k-block
-      {200, 96, 27},                                            // K below the k-tile, not of 8
-      {77, 45, 200, Layout::kColumnMajor, 1.0f, 1.0f, 2, 8},    // beta, batches, padding
-      {64, 136, 96, Layout::kRowMajor, 2.0f, -1.0f},            // alpha and a negative beta
+      {127, 257, 131},                                        // partial tiles on every edge
+      {128, 128, 64},                                         // whole tiles
+      {65, 70, 5},                                            // K below one k-block
+      {200, 96, 27},                                          // K below the k-tile, not of 8
+      {77, 45, 200, Layout::kColumnMajor, 1.0f, 1.0f, 2, 8},  // beta, batches, padding
+      {64, 136, 96, Layout::kRowMajor, 2.0f, -1.0f},          // alpha and a negative beta
   };
   for (const GemmCase& shape : cases)
     for (Layout lcd : {Layout::kRowMajor, Layout::kColumnMajor}) {
@@ -243,7 +247,8 @@ void run_checked(int m, int n, int k, const std::function<float(std::mt19937&)>&
   const std::int64_t lda = tptest::round_up(LA == Layout::kRowMajor ? k : m, 4);
   const std::int64_t ldb = tptest::round_up(LB == Layout::kRowMajor ? n : k, 4);
   std::mt19937 rng(seed);
-  std::vector<float> a(std::size_t(tptest::span(LA, lda, m, k))), b(std::size_t(tptest::span(LB, ldb, k, n)));
+  std::vector<float> a(std::size_t(tptest::span(LA, lda, m, k))),
+      b(std::size_t(tptest::span(LB, ldb, k, n)));
   for (auto& x : a) x = draw_a(rng);
   for (auto& x : b) x = draw_b(rng);
 
@@ -288,12 +293,15 @@ TEST(GemmF32, Tf32RoundsInputsToNearest) {
     for (double p : products) sum += p;
     return 0x1p-11 * std::fabs(sum);
   };
-  run_checked<Tf32NTAmpere, __half>(33, 150, 40, small_integer, probe, round_tf32, f16_rounding, 310);
+  run_checked<Tf32NTAmpere, __half>(33, 150, 40, small_integer, probe, round_tf32, f16_rounding,
+                                    310);
 }
 
 TEST(GemmF32, Tf32WithinBoundOnUniformInputs) {
-  run_checked<Tf32TNAmpere, float>(131, 257, 300, uniform, uniform, identity, Tf32Bound{0x1p-24}, 400);
-  run_checked<Tf32NTAmpere, __half>(200, 72, 1000, uniform, uniform, identity, Tf32Bound{0x1p-11}, 410);
+  run_checked<Tf32TNAmpere, float>(131, 257, 300, uniform, uniform, identity, Tf32Bound{0x1p-24},
+                                   400);
+  run_checked<Tf32NTAmpere, __half>(200, 72, 1000, uniform, uniform, identity, Tf32Bound{0x1p-11},
+                                    410);
 }
 
 TEST(GemmF32, Tf32TierChoice) {
@@ -310,19 +318,24 @@ TEST(GemmF32, Tf32TierChoice) {
   args.m = args.n = args.k = 16;
   tptest::DeviceBuffer<float> a(16 * 16), b(16 * 16), d(16 * 16);
   ASSERT_TRUE(a.ok() && b.ok() && d.ok());
-  args.a = a.get(); args.lda = 16;
-  args.b = b.get(); args.ldb = 16;
-  args.d = d.get(); args.ldd = 16;
-  EXPECT_EQ(Tf32TN::tier(args),
-            tptest::hopper_tier_expected() ? tilepipe::GemmTier::kHopper
-                                           : tilepipe::GemmTier::kAmpere);
+  args.a = a.get();
+  args.lda = 16;
+  args.b = b.get();
+  args.ldb = 16;
+  args.d = d.get();
+  args.ldd = 16;
+  EXPECT_EQ(Tf32TN::tier(args), tptest::hopper_tier_expected() ? tilepipe::GemmTier::kHopper
+                                                               : tilepipe::GemmTier::kAmpere);
   Tf32NT::Arguments nt;
   nt.m = nt.n = nt.k = 16;
   tptest::DeviceBuffer<__half> d16(16 * 16);
   ASSERT_TRUE(d16.ok());
-  nt.a = a.get(); nt.lda = 16;
-  nt.b = b.get(); nt.ldb = 16;
-  nt.d = d16.get(); nt.ldd = 16;
+  nt.a = a.get();
+  nt.lda = 16;
+  nt.b = b.get();
+  nt.ldb = 16;
+  nt.d = d16.get();
+  nt.ldd = 16;
   EXPECT_EQ(Tf32NT::tier(nt), tilepipe::GemmTier::kAmpere);
   const tilepipe::Status s = Tf32NT::run_on(tilepipe::GemmTier::kHopper, nt);
   EXPECT_EQ(s.code(), tilepipe::Status::Code::kInvalidArgument);
@@ -391,7 +404,8 @@ TEST(GemmF32, SimtMContiguousAOnEveryPath) {
       // m, n, k, layout_cd, alpha, beta, batch, pad, broadcast_b, split_k
       {127, 257, 1031, Layout::kRowMajor, 1.0f, 0.0f, 1, 0, false, 3},
       {65, 70, 300, Layout::kColumnMajor, 1.0f, 0.5f, 2, 8, false, 2},
-      {200, 96, 27, Layout::kRowMajor, 2.0f, -1.0f, 1, 0, false, 4},  // slices shorter than a k-tile
+      {200, 96, 27, Layout::kRowMajor, 2.0f, -1.0f, 1, 0, false,
+       4},  // slices shorter than a k-tile
   };
   std::uint32_t seed = 1200;
   for (const GemmCase& gc : split_k)
@@ -426,7 +440,8 @@ TEST(GemmF32, SimtWithinBoundOnUniformInputs) {
   run_checked<SimtNN, float>(200, 72, 1000, uniform, uniform, identity, SimtBound{0}, 1110);
   run_checked<SimtNT, __half>(129, 129, 77, uniform, uniform, identity, SimtBound{0x1p-11}, 1120);
   run_checked<SimtTT, float>(255, 130, 517, uniform, uniform, identity, SimtBound{0}, 1130);
-  static_assert(!SimtTN::kHasHopperTier && !SimtTT::kHasHopperTier, "MathSimtF32 has no Hopper tier");
+  static_assert(!SimtTN::kHasHopperTier && !SimtTT::kHasHopperTier,
+                "MathSimtF32 has no Hopper tier");
 }
 
 // The K-major copy alone (any GPU): sources of `rows` x K in lines of `ld_src`, edges on both
@@ -434,14 +449,19 @@ TEST(GemmF32, SimtWithinBoundOnUniformInputs) {
 // `ld_dst` above K rounded up to 4, poisoned, between guard bands. Each line of the copy must hold
 // the source's column, then zeros up to K rounded up to 4, and nothing else may change.
 TEST(GemmF32, Tf32TransposeToKMajor) {
-  struct Case { int rows, k; std::int64_t ld_src; int batches; std::int64_t batch_stride_src, ld_dst; };
+  struct Case {
+    int rows, k;
+    std::int64_t ld_src;
+    int batches;
+    std::int64_t batch_stride_src, ld_dst;
+  };
   const Case cases[] = {
       {1, 1, 4, 1, 0, 4},
-      {70, 37, 72, 3, 72 * 37 + 8, 40},   // partial tiles both ways, K not a multiple of 4
-      {33, 64, 36, 1, 0, 72},             // ld_dst beyond K: left as it was
-      {128, 96, 128, 2, 128 * 96, 96},    // whole tiles
-      {5, 130, 8, 4, 0, 132},             // one source for every batch
-      {67, 5, 68, 2, 68 * 5, 8},          // K below one chunk's lines
+      {70, 37, 72, 3, 72 * 37 + 8, 40},  // partial tiles both ways, K not a multiple of 4
+      {33, 64, 36, 1, 0, 72},            // ld_dst beyond K: left as it was
+      {128, 96, 128, 2, 128 * 96, 96},   // whole tiles
+      {5, 130, 8, 4, 0, 132},            // one source for every batch
+      {67, 5, 68, 2, 68 * 5, 8},         // K below one chunk's lines
   };
   constexpr std::size_t kGuard = 64;  // floats on each side of the destination
   std::mt19937 rng(1900);
@@ -449,7 +469,8 @@ TEST(GemmF32, Tf32TransposeToKMajor) {
     SCOPED_TRACE(testing::Message() << c.rows << " rows x K " << c.k << ", ld_src " << c.ld_src
                                     << ", " << c.batches << " batches, ld_dst " << c.ld_dst);
     const int src_batches = c.batch_stride_src == 0 ? 1 : c.batches;
-    const std::int64_t src_span = (c.k - 1) * c.ld_src + c.rows + (src_batches - 1) * c.batch_stride_src;
+    const std::int64_t src_span =
+        (c.k - 1) * c.ld_src + c.rows + (src_batches - 1) * c.batch_stride_src;
     const std::int64_t dst_stride = c.rows * c.ld_dst;
     const std::int64_t dst_span = c.batches * dst_stride;
     std::vector<float> src(std::size_t(tptest::round_up(src_span, 4)));
@@ -458,8 +479,9 @@ TEST(GemmF32, Tf32TransposeToKMajor) {
     ASSERT_TRUE(d_src.ok() && d_dst.ok());
     TP_CUDA_ASSERT(d_src.upload(src));
     TP_CUDA_ASSERT(d_dst.poison(0xFF));
-    const tilepipe::KMajorTransposeParams p{d_src.get(), c.ld_src, c.batch_stride_src,
-                                            d_dst.get() + kGuard, c.ld_dst, dst_stride, c.rows, c.k};
+    const tilepipe::KMajorTransposeParams p{
+        d_src.get(), c.ld_src, c.batch_stride_src, d_dst.get() + kGuard, c.ld_dst, dst_stride,
+        c.rows,      c.k};
     const tilepipe::Status s = tilepipe::detail::transpose_to_k_major(p, c.batches, nullptr);
     ASSERT_TRUE(s.ok()) << s.message();
     TP_CUDA_ASSERT_LAUNCH();
@@ -479,8 +501,9 @@ TEST(GemmF32, Tf32TransposeToKMajor) {
       for (int r = 0; r < c.rows; ++r)
         for (std::int64_t kk = 0; kk < c.ld_dst; ++kk) {
           const float got = dst[kGuard + b * dst_stride + r * c.ld_dst + kk];
-          const std::int64_t from = (c.batch_stride_src == 0 ? 0 : b * c.batch_stride_src) + kk * c.ld_src + r;
-          const bool ok = kk < c.k ? std::memcmp(&got, &src[std::size_t(from)], 4) == 0
+          const std::int64_t from =
+              (c.batch_stride_src == 0 ? 0 : b * c.batch_stride_src) + kk * c.ld_src + r;
+          const bool ok = kk < c.k  ? std::memcmp(&got, &src[std::size_t(from)], 4) == 0
                           : kk < k4 ? got == 0.0f
                                     : poisoned(got);
           if (!ok && ++bad <= 8)
@@ -507,9 +530,12 @@ TEST(GemmF32, Tf32NNWorkspace) {
   args.m = args.n = args.k = 16;
   tptest::DeviceBuffer<float> a(16 * 16), b(16 * 16), d(16 * 16), ws(16 * 16);
   ASSERT_TRUE(a.ok() && b.ok() && d.ok() && ws.ok());
-  args.a = a.get(); args.lda = 16;
-  args.b = b.get(); args.ldb = 16;
-  args.d = d.get(); args.ldd = 16;
+  args.a = a.get();
+  args.lda = 16;
+  args.b = b.get();
+  args.ldb = 16;
+  args.d = d.get();
+  args.ldd = 16;
   EXPECT_EQ(Tf32NN::workspace_size(args), std::size_t(16 * 16 * 4));
   EXPECT_EQ(Tf32NN::tier(args), tilepipe::GemmTier::kAmpere);
   tilepipe::Status s = Tf32NN::run_on(tilepipe::GemmTier::kHopper, args);
@@ -517,13 +543,13 @@ TEST(GemmF32, Tf32NNWorkspace) {
   EXPECT_NE(s.message().find("workspace is a null pointer"), std::string::npos) << s.message();
   args.workspace = ws.get();
   args.workspace_bytes = ws.bytes();
-  EXPECT_EQ(Tf32NN::tier(args),
-            tptest::hopper_tier_expected() ? tilepipe::GemmTier::kHopper
-                                           : tilepipe::GemmTier::kAmpere);
+  EXPECT_EQ(Tf32NN::tier(args), tptest::hopper_tier_expected() ? tilepipe::GemmTier::kHopper
+                                                               : tilepipe::GemmTier::kAmpere);
   args.workspace_bytes = ws.bytes() - 4;
   s = Tf32NN::run(args);
   EXPECT_EQ(s.code(), tilepipe::Status::Code::kInvalidArgument);
-  EXPECT_NE(s.message().find("workspace_bytes = 1020 is less than the 1024 bytes"), std::string::npos)
+  EXPECT_NE(s.message().find("workspace_bytes = 1020 is less than the 1024 bytes"),
+            std::string::npos)
       << s.message();
   // The fallback, on every device: the harness gives a GEMM the workspace its workspace_size
   // asks for, so a GEMM that asks for none runs NN with a null workspace, on the Ampere tier.

@@ -15,10 +15,10 @@ using tptest::GemmCase;
 using tptest::Reference;
 
 const GemmCase kShapes[] = {
-    {1, 1, 1},         // one element
-    {127, 257, 131},   // primes: partial tiles on every edge, K not a multiple of 8
-    {128, 256, 64},    // exact tile multiples
-    {40, 24, 1000},    // K much larger than M and N
+    {1, 1, 1},        // one element
+    {127, 257, 131},  // primes: partial tiles on every edge, K not a multiple of 8
+    {128, 256, 64},   // exact tile multiples
+    {40, 24, 1000},   // K much larger than M and N
 };
 
 template <class T, Layout LA, Layout LB, int Stages>

@@ -28,10 +28,12 @@ using MathTile = tilepipe::TileConfig<128, 128, 32, 64, 64, Math>;
 
 // f16 accumulation (A row-major, B column-major), f16 and f32 out. It changes only the mma and the
 // accumulators, not the fragment loads, so one layout of A and B covers it.
-using F16AccTN = tilepipe::GemmMultistage<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 3,
-                                          tilepipe::Identity, MathTile<tilepipe::MathF16Accumulate>>;
-using F16AccTNToF32 = tilepipe::GemmMultistage<__half, float, Layout::kRowMajor, Layout::kColumnMajor, 3,
-                                               tilepipe::Identity, MathTile<tilepipe::MathF16Accumulate>>;
+using F16AccTN =
+    tilepipe::GemmMultistage<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 3,
+                             tilepipe::Identity, MathTile<tilepipe::MathF16Accumulate>>;
+using F16AccTNToF32 =
+    tilepipe::GemmMultistage<__half, float, Layout::kRowMajor, Layout::kColumnMajor, 3,
+                             tilepipe::Identity, MathTile<tilepipe::MathF16Accumulate>>;
 
 // Error bound of one output element under f16 accumulation (MathF16Accumulate), from the exact
 // products p_1 .. p_K of its row of A and column of B (both f16, so the reference's inputs are
@@ -77,9 +79,9 @@ template <class Gemm, class ElementAB, class ElementD>
 void run_exact(std::uint32_t seed) {
   const GemmCase cases[] = {
       {1, 1, 1},
-      {127, 257, 131},                                            // partial tiles on every edge
-      {128, 128, 64},                                             // whole tiles
-      {77, 45, 200, Layout::kColumnMajor, 1.0f, 1.0f, 2, 8},      // beta, batches, padding
+      {127, 257, 131},                                        // partial tiles on every edge
+      {128, 128, 64},                                         // whole tiles
+      {77, 45, 200, Layout::kColumnMajor, 1.0f, 1.0f, 2, 8},  // beta, batches, padding
   };
   for (const GemmCase& shape : cases)
     for (Layout lcd : {Layout::kRowMajor, Layout::kColumnMajor}) {
@@ -96,12 +98,14 @@ void run_precision(int m, int n, int k, const Bound& bound, std::uint32_t seed) 
   constexpr Layout LA = Gemm::kLayoutA, LB = Gemm::kLayoutB;
   SCOPED_TRACE(testing::Message() << tptest::type_name<ElementAB>() << "->"
                                   << tptest::type_name<ElementD>() << " A " << tptest::name_of(LA)
-                                  << " B " << tptest::name_of(LB) << " " << m << "x" << n << "x" << k);
+                                  << " B " << tptest::name_of(LB) << " " << m << "x" << n << "x"
+                                  << k);
   const std::int64_t lda = tptest::round_up(LA == Layout::kRowMajor ? k : m, 8);
   const std::int64_t ldb = tptest::round_up(LB == Layout::kRowMajor ? n : k, 8);
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
-  std::vector<ElementAB> a(std::size_t(tptest::span(LA, lda, m, k))), b(std::size_t(tptest::span(LB, ldb, k, n)));
+  std::vector<ElementAB> a(std::size_t(tptest::span(LA, lda, m, k))),
+      b(std::size_t(tptest::span(LB, ldb, k, n)));
   for (auto& x : a) x = tptest::from_float_host<ElementAB>(uni(rng));
   for (auto& x : b) x = tptest::from_float_host<ElementAB>(uni(rng));
 
@@ -124,10 +128,11 @@ TEST(GemmMath, F16AccumulatePrecision) {
 TEST(GemmMath, F16AccumulateTakesTheAmpereTier) {
   // No Hopper tier for f16 accumulation: tier() says so on any device, and run_on refuses it.
   static_assert(!F16AccTN::kHasHopperTier, "f16 accumulation has no Hopper tier");
-  using DefaultF16Acc =
-      tilepipe::GemmMultistage<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 4, tilepipe::Identity,
-                               tilepipe::DefaultTileConfig<4>::WithMath<tilepipe::MathF16Accumulate>>;
-  static_assert(!DefaultF16Acc::kHasHopperTier, "f16 accumulation has no Hopper tier, default tile or not");
+  using DefaultF16Acc = tilepipe::GemmMultistage<
+      __half, __half, Layout::kRowMajor, Layout::kColumnMajor, 4, tilepipe::Identity,
+      tilepipe::DefaultTileConfig<4>::WithMath<tilepipe::MathF16Accumulate>>;
+  static_assert(!DefaultF16Acc::kHasHopperTier,
+                "f16 accumulation has no Hopper tier, default tile or not");
   F16AccTN::Arguments args;
   args.m = args.n = args.k = 16;
   EXPECT_EQ(F16AccTN::tier(args), tilepipe::GemmTier::kAmpere);

@@ -73,8 +73,15 @@ tilepipe::GemmTier tier_narrow(const ErasedArgs& e) {
 }
 template <class AB, class D, Layout LA, Layout LB, int Stages>
 GemmConfig narrow_config() {
-  return {tptest::dtype_of<AB>(), tptest::dtype_of<D>(), LA, LB, Stages, false, false,
-          &run_narrow<AB, D, LA, LB, Stages>, &workspace_narrow<AB, D, LA, LB, Stages>,
+  return {tptest::dtype_of<AB>(),
+          tptest::dtype_of<D>(),
+          LA,
+          LB,
+          Stages,
+          false,
+          false,
+          &run_narrow<AB, D, LA, LB, Stages>,
+          &workspace_narrow<AB, D, LA, LB, Stages>,
           &tier_narrow<AB, D, LA, LB, Stages>};
 }
 const std::vector<GemmConfig>& narrow_configs() {
@@ -99,7 +106,8 @@ constexpr long long kMinProblemsForShares = 500;
 std::uint64_t env_u64(const char* name, std::uint64_t fallback) {
   const char* v = std::getenv(name);
   if (v == nullptr || *v == '\0') return fallback;
-  if (std::strcmp(v, "random") == 0) return std::random_device{}() * 4294967296ull + std::random_device{}();
+  if (std::strcmp(v, "random") == 0)
+    return std::random_device{}() * 4294967296ull + std::random_device{}();
   return std::strtoull(v, nullptr, 10);
 }
 
@@ -130,8 +138,8 @@ struct Problem {
 
   std::string describe() const {
     std::ostringstream s;
-s << gemm().name() << (narrow >= 0 ? " (narrow)" : "") << ", " << m << "x" << n << "x" << k << ", batch "
-      << batch << (broadcast_b ? " (B broadcast)" : "") << ", C/D "
+    s << gemm().name() << (narrow >= 0 ? " (narrow)" : "") << ", " << m << "x" << n << "x" << k
+      << ", batch " << batch << (broadcast_b ? " (B broadcast)" : "") << ", C/D "
       << (layout_cd == Layout::kRowMajor ? "row" : "col") << ", pads " << pad_a << "/" << pad_b
       << "/" << pad_c << "/" << pad_d << ", alpha " << alpha << ", beta " << beta;
     if (split_k > 1) s << ", split_k " << split_k;
@@ -148,9 +156,9 @@ Problem draw_problem(std::uint64_t seed, std::uint64_t index) {
   static const int max_dim = static_cast<int>(env_u64("TILEPIPE_FUZZ_MAX_DIM", 3000));
   auto raw_dim = [&] {
     switch (pick(4)) {
-      case 0: return 1 + pick(64);                                  // small
-      case 1: return std::max(1, 32 * pick(94) + pick(3) - 1);      // on a tile edge, or one off
-      case 2: return (1 + pick(3000)) | 1;                          // odd
+      case 0: return 1 + pick(64);                              // small
+      case 1: return std::max(1, 32 * pick(94) + pick(3) - 1);  // on a tile edge, or one off
+      case 2: return (1 + pick(3000)) | 1;                      // odd
       default: return 1 + pick(3000);
     }
   };
@@ -164,7 +172,10 @@ Problem draw_problem(std::uint64_t seed, std::uint64_t index) {
   p.batch = work <= 5e7 ? 1 + pick(3) : 1;
   p.broadcast_b = p.batch > 1 && pick(5) == 0;
   p.layout_cd = pick(2) ? Layout::kRowMajor : Layout::kColumnMajor;
-  p.pad_a = 8 * pick(3); p.pad_b = 8 * pick(3); p.pad_c = 8 * pick(3); p.pad_d = 8 * pick(3);
+  p.pad_a = 8 * pick(3);
+  p.pad_b = 8 * pick(3);
+  p.pad_c = 8 * pick(3);
+  p.pad_d = 8 * pick(3);
   const float alphas[] = {1.0f, 1.0f, 0.0f, -1.0f, 0.5f, 1.75f};
   const float betas[] = {0.0f, 0.0f, 1.0f, -0.5f, 2.0f};
   p.alpha = pick(4) ? alphas[pick(6)] : std::uniform_real_distribution<float>(-2, 2)(rng);
@@ -196,7 +207,7 @@ struct Stats {
   long long ampere_problems = 0;   // run on the Ampere tier
   long long split_k_problems = 0;  // run with more than one K slice
   long long narrow_problems = 0;   // unaligned, run on a narrow kernel
-  double worst_ratio = 0;  // largest |error| / bound seen
+  double worst_ratio = 0;          // largest |error| / bound seen
 };
 
 // Device buffers of one problem. D has guard bands of kGuard elements before and after; the
@@ -206,7 +217,8 @@ constexpr std::size_t kWorkspaceGuard = 256;
 
 // Workspace for `args` (none when split-K does not run), poisoned, with guard bands; sets
 // args.workspace and args.workspace_bytes. Null on allocation failure.
-std::unique_ptr<tptest::DeviceBuffer<unsigned char>> make_workspace(const GemmConfig& cfg, ErasedArgs& args) {
+std::unique_ptr<tptest::DeviceBuffer<unsigned char>> make_workspace(const GemmConfig& cfg,
+                                                                    ErasedArgs& args) {
   const std::size_t bytes = cfg.workspace_size(args);
   auto ws = std::make_unique<tptest::DeviceBuffer<unsigned char>>(bytes + 2 * kWorkspaceGuard);
   if (!ws->ok() || ws->poison(0xFF) != cudaSuccess) return nullptr;
@@ -237,7 +249,9 @@ std::string check_problem(const Problem& p, cublasHandle_t handle, Stats& stats)
   // matrix starts `off` = 1 element into its buffer.
   const std::int64_t off = p.narrow >= 0 ? 1 : 0;
   auto fit = [&](std::int64_t x) { return off ? (x % 8 == 0 ? x + 1 : x) : round_up(x, 8); };
-  auto ld_of = [&](std::int64_t inner, int pad) { return off ? fit(inner + pad / 8) : fit(inner) + pad; };
+  auto ld_of = [&](std::int64_t inner, int pad) {
+    return off ? fit(inner + pad / 8) : fit(inner) + pad;
+  };
   const std::int64_t lda = ld_of(cfg.la == Layout::kRowMajor ? k : m, p.pad_a);
   const std::int64_t ldb = ld_of(cfg.lb == Layout::kRowMajor ? n : k, p.pad_b);
   const std::int64_t inner_cd = p.layout_cd == Layout::kRowMajor ? n : m;
@@ -254,7 +268,8 @@ std::string check_problem(const Problem& p, cublasHandle_t handle, Stats& stats)
   auto cuda_fail = [](const char* what, cudaError_t e) {
     return std::string(what) + ": " + cudaGetErrorString(e);
   };
-  tptest::DeviceBuffer<unsigned char> a(na * ab_size), b(nb * ab_size), c(nc * d_size), d(nd * d_size);
+  tptest::DeviceBuffer<unsigned char> a(na * ab_size), b(nb * ab_size), c(nc * d_size),
+      d(nd * d_size);
   if (!a.ok() || !b.ok() || !c.ok() || !d.ok()) return "cudaMalloc failed";
   cudaError_t e = tptest::fill(cfg.ab, a.get(), na, p.data_seed);
   if (e == cudaSuccess) e = tptest::fill(cfg.ab, b.get(), nb, p.data_seed + 1);
@@ -265,13 +280,25 @@ std::string check_problem(const Problem& p, cublasHandle_t handle, Stats& stats)
   if (e != cudaSuccess) return cuda_fail("filling inputs", e);
 
   ErasedArgs args;
-  args.m = m; args.n = n; args.k = k;
-  args.a = a.get() + off * ab_size; args.b = b.get() + off * ab_size; args.c = c.get() + off * d_size;
+  args.m = m;
+  args.n = n;
+  args.k = k;
+  args.a = a.get() + off * ab_size;
+  args.b = b.get() + off * ab_size;
+  args.c = c.get() + off * d_size;
   args.d = d.get() + (kGuard + off) * d_size;
-  args.lda = lda; args.ldb = ldb; args.ldc = ldc; args.ldd = ldd;
-  args.alpha = p.alpha; args.beta = p.beta; args.layout_cd = p.layout_cd;
+  args.lda = lda;
+  args.ldb = ldb;
+  args.ldc = ldc;
+  args.ldd = ldd;
+  args.alpha = p.alpha;
+  args.beta = p.beta;
+  args.layout_cd = p.layout_cd;
   args.batch_count = batch;
-  args.batch_stride_a = sa; args.batch_stride_b = sb; args.batch_stride_c = sc; args.batch_stride_d = sd;
+  args.batch_stride_a = sa;
+  args.batch_stride_b = sb;
+  args.batch_stride_c = sc;
+  args.batch_stride_d = sd;
   args.split_k = p.split_k;
   // The fused configurations' scales (one per row, in [-2, 2]) and biases (one per column).
   std::vector<float> scale, bias;
@@ -298,7 +325,8 @@ std::string check_problem(const Problem& p, cublasHandle_t handle, Stats& stats)
   if (p.hopper) ++stats.hopper_problems;
   else ++stats.ampere_problems;
   if (p.narrow >= 0) ++stats.narrow_problems;
-  if (!workspace_guards_intact(*workspace)) return "the split-K workspace's guard bands were written";
+  if (!workspace_guards_intact(*workspace))
+    return "the split-K workspace's guard bands were written";
 
   // Reference alpha * A * B and the magnitude |alpha| * |A| * |B| (for the bound), column-major
   // m x n per batch, in double.
@@ -307,7 +335,8 @@ std::string check_problem(const Problem& p, cublasHandle_t handle, Stats& stats)
   const bool small = double(m) * n * k * batch <= double(1 << 22);
   if (small) {
     ++stats.cpu_refs;
-    ha.resize(a.bytes()); hb.resize(b.bytes());
+    ha.resize(a.bytes());
+    hb.resize(b.bytes());
     if ((e = cudaMemcpy(ha.data(), a.get(), a.bytes(), cudaMemcpyDeviceToHost)) != cudaSuccess ||
         (e = cudaMemcpy(hb.data(), b.get(), b.bytes(), cudaMemcpyDeviceToHost)) != cudaSuccess)
       return cuda_fail("download", e);
@@ -316,8 +345,10 @@ std::string check_problem(const Problem& p, cublasHandle_t handle, Stats& stats)
         for (int i = 0; i < m; ++i) {
           double acc = 0, mg = 0;
           for (int kk = 0; kk < k; ++kk) {
-            const double x = tptest::load_as_double(cfg.ab, ha.data(), off + bt * sa + offset_of(cfg.la, lda, i, kk));
-            const double y = tptest::load_as_double(cfg.ab, hb.data(), off + bt * sb + offset_of(cfg.lb, ldb, kk, j));
+            const double x = tptest::load_as_double(cfg.ab, ha.data(),
+                                                    off + bt * sa + offset_of(cfg.la, lda, i, kk));
+            const double y = tptest::load_as_double(cfg.ab, hb.data(),
+                                                    off + bt * sb + offset_of(cfg.lb, ldb, kk, j));
             acc += x * y;
             mg += std::fabs(x * y);
           }
@@ -331,22 +362,30 @@ std::string check_problem(const Problem& p, cublasHandle_t handle, Stats& stats)
     // keep any over-read of tilepipe's visible. |A| and |B| (sign bit cleared) feed the
     // magnitude product of the bound.
     constexpr std::int64_t kSlack = 64;
-    tptest::DeviceBuffer<std::uint16_t> ref_a(na + kSlack), ref_b(nb + kSlack), abs_a(na + kSlack), abs_b(nb + kSlack);
+    tptest::DeviceBuffer<std::uint16_t> ref_a(na + kSlack), ref_b(nb + kSlack), abs_a(na + kSlack),
+        abs_b(nb + kSlack);
     tptest::DeviceBuffer<float> r32(std::size_t(batch) * m * n), m32(std::size_t(batch) * m * n);
     if (!ref_a.ok() || !ref_b.ok() || !abs_a.ok() || !abs_b.ok() || !r32.ok() || !m32.ok())
       return "cudaMalloc failed (reference)";
     // Zeroed first: with alpha == 0 cuBLAS may produce its output in a way initcheck does not see.
-    if ((e = cudaMemset(r32.get(), 0, r32.bytes())) != cudaSuccess || (e = cudaMemset(m32.get(), 0, m32.bytes())) != cudaSuccess)
+    if ((e = cudaMemset(r32.get(), 0, r32.bytes())) != cudaSuccess ||
+        (e = cudaMemset(m32.get(), 0, m32.bytes())) != cudaSuccess)
       return cuda_fail("memset", e);
     std::vector<std::uint16_t> bits(std::max(na, nb) + kSlack, 0);
     // (From each matrix's first element: cuBLAS gets copies that start there.)
-    for (auto [src, copy, abs_copy, cnt] : {std::tuple{a.get() + off * 2, ref_a.get(), abs_a.get(), na - off},
-                                            std::tuple{b.get() + off * 2, ref_b.get(), abs_b.get(), nb - off}}) {
+    for (auto [src, copy, abs_copy, cnt] :
+         {std::tuple{a.get() + off * 2, ref_a.get(), abs_a.get(), na - off},
+          std::tuple{b.get() + off * 2, ref_b.get(), abs_b.get(), nb - off}}) {
       std::fill(bits.begin(), bits.end(), std::uint16_t{0});
-      if ((e = cudaMemcpy(bits.data(), src, cnt * 2, cudaMemcpyDeviceToHost)) != cudaSuccess) return cuda_fail("download", e);
-      if ((e = cudaMemcpy(copy, bits.data(), (cnt + kSlack) * 2, cudaMemcpyHostToDevice)) != cudaSuccess) return cuda_fail("upload", e);
+      if ((e = cudaMemcpy(bits.data(), src, cnt * 2, cudaMemcpyDeviceToHost)) != cudaSuccess)
+        return cuda_fail("download", e);
+      if ((e = cudaMemcpy(copy, bits.data(), (cnt + kSlack) * 2, cudaMemcpyHostToDevice)) !=
+          cudaSuccess)
+        return cuda_fail("upload", e);
       for (std::int64_t i = 0; i < cnt; ++i) bits[i] &= 0x7FFF;
-      if ((e = cudaMemcpy(abs_copy, bits.data(), (cnt + kSlack) * 2, cudaMemcpyHostToDevice)) != cudaSuccess) return cuda_fail("upload", e);
+      if ((e = cudaMemcpy(abs_copy, bits.data(), (cnt + kSlack) * 2, cudaMemcpyHostToDevice)) !=
+          cudaSuccess)
+        return cuda_fail("upload", e);
     }
     const cudaDataType_t t = cfg.ab == DType::kF16 ? CUDA_R_16F : CUDA_R_16BF;
     const cublasOperation_t op_a = cfg.la == Layout::kColumnMajor ? CUBLAS_OP_N : CUBLAS_OP_T;
@@ -354,14 +393,16 @@ std::string check_problem(const Problem& p, cublasHandle_t handle, Stats& stats)
     const float alpha = p.alpha, abs_alpha = std::fabs(p.alpha), zero = 0.0f;
     for (int pass = 0; pass < 2; ++pass) {
       const cublasStatus_t cs = cublasGemmStridedBatchedEx(
-          handle, op_a, op_b, m, n, k, pass ? &abs_alpha : &alpha, pass ? abs_a.get() : ref_a.get(), t,
-          int(lda), sa, pass ? abs_b.get() : ref_b.get(), t, int(ldb), sb, &zero,
+          handle, op_a, op_b, m, n, k, pass ? &abs_alpha : &alpha, pass ? abs_a.get() : ref_a.get(),
+          t, int(lda), sa, pass ? abs_b.get() : ref_b.get(), t, int(ldb), sb, &zero,
           pass ? m32.get() : r32.get(), CUDA_R_32F, m, std::int64_t(m) * n, batch,
           CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-      if (cs != CUBLAS_STATUS_SUCCESS) return "cublasGemmStridedBatchedEx failed: " + std::to_string(int(cs));
+      if (cs != CUBLAS_STATUS_SUCCESS)
+        return "cublasGemmStridedBatchedEx failed: " + std::to_string(int(cs));
     }
     std::vector<float> r, mm;
-    if ((e = r32.download(r)) != cudaSuccess || (e = m32.download(mm)) != cudaSuccess) return cuda_fail("download", e);
+    if ((e = r32.download(r)) != cudaSuccess || (e = m32.download(mm)) != cudaSuccess)
+      return cuda_fail("download", e);
     std::copy(r.begin(), r.end(), ref.begin());
     std::copy(mm.begin(), mm.end(), mag.begin());
   }
@@ -374,10 +415,12 @@ std::string check_problem(const Problem& p, cublasHandle_t handle, Stats& stats)
   // Bound: both tilepipe and the reference accumulate in f32, each within K * 2^-24 * |A||B| of
   // the exact product; then alpha/beta scaling and D's rounding: relative (unit roundoff u) for
   // normal numbers, absolute (half the subnormal spacing, u_sub) below the smallest normal.
-  const double u = cfg.d == DType::kF32 ? std::ldexp(1.0, -24)
-                   : cfg.d == DType::kF16 ? std::ldexp(1.0, -11) : std::ldexp(1.0, -8);
-  const double u_sub = cfg.d == DType::kF32 ? std::ldexp(1.0, -150)
-                       : cfg.d == DType::kF16 ? std::ldexp(1.0, -25) : std::ldexp(1.0, -134);
+  const double u = cfg.d == DType::kF32   ? std::ldexp(1.0, -24)
+                   : cfg.d == DType::kF16 ? std::ldexp(1.0, -11)
+                                          : std::ldexp(1.0, -8);
+  const double u_sub = cfg.d == DType::kF32   ? std::ldexp(1.0, -150)
+                       : cfg.d == DType::kF16 ? std::ldexp(1.0, -25)
+                                              : std::ldexp(1.0, -134);
   const double gamma = (small ? 1.0 : 2.0) * (k + 2) * std::ldexp(1.0, -24);
   std::vector<char> in_d(nd, 0);
   std::ostringstream bad;
@@ -389,7 +432,9 @@ std::string check_problem(const Problem& p, cublasHandle_t handle, Stats& stats)
         double want = ref[r_at];
         double bound = gamma * mag[r_at];
         if (p.beta != 0.0f) {
-          const double cv = double(p.beta) * tptest::load_as_double(cfg.d, hc.data(), off + bt * sc + offset_of(p.layout_cd, ldc, i, j));
+          const double cv = double(p.beta) * tptest::load_as_double(
+                                                 cfg.d, hc.data(),
+                                                 off + bt * sc + offset_of(p.layout_cd, ldc, i, j));
           want += cv;
           bound += std::fabs(cv) * std::ldexp(1.0, -23);
         }
@@ -397,7 +442,8 @@ std::string check_problem(const Problem& p, cublasHandle_t handle, Stats& stats)
           // relu(scale * v + bias): the scale scales the error so far, the f32 multiply and add
           // each round once, and relu moves no two values further apart.
           const double sv = double(scale[i]) * want;
-          bound = std::fabs(double(scale[i])) * bound + std::ldexp(1.0, -23) * (std::fabs(sv) + std::fabs(double(bias[j])));
+          bound = std::fabs(double(scale[i])) * bound +
+                  std::ldexp(1.0, -23) * (std::fabs(sv) + std::fabs(double(bias[j])));
           want = std::max(0.0, sv + double(bias[j]));
         }
         bound += 2 * u * std::fabs(want) + 2 * u_sub;
@@ -406,7 +452,9 @@ std::string check_problem(const Problem& p, cublasHandle_t handle, Stats& stats)
         const double got = tptest::load_as_double(cfg.d, hd.data(), d_at);
         const double err = std::fabs(got - want);
         if (!(err <= bound)) {
-          if (++wrong <= 5) bad << "\n  batch " << bt << " D(" << i << ", " << j << ") = " << got << ", want " << want << " (bound " << bound << ")";
+          if (++wrong <= 5)
+            bad << "\n  batch " << bt << " D(" << i << ", " << j << ") = " << got << ", want "
+                << want << " (bound " << bound << ")";
         } else {
           stats.worst_ratio = std::max(stats.worst_ratio, err / bound);
         }
@@ -418,13 +466,15 @@ std::string check_problem(const Problem& p, cublasHandle_t handle, Stats& stats)
     ++stats.guard_elements;
     for (std::size_t by = 0; by < d_size; ++by)
       if (hd[i * d_size + by] != 0xFF) {
-        if (++clobbered <= 3) bad << "\n  element " << i - kGuard << " of the D buffer (outside D) was written";
+        if (++clobbered <= 3)
+          bad << "\n  element " << i - kGuard << " of the D buffer (outside D) was written";
         break;
       }
   }
   ++stats.problems;
   if (wrong == 0 && clobbered == 0) return "";
-  return std::to_string(wrong) + " wrong elements, " + std::to_string(clobbered) + " guard elements written:" + bad.str();
+  return std::to_string(wrong) + " wrong elements, " + std::to_string(clobbered) +
+         " guard elements written:" + bad.str();
 }
 
 }  // namespace
@@ -448,18 +498,22 @@ TEST(GemmRandom, Differential) {
       ++failures;
       ADD_FAILURE() << "problem " << i << " (" << p.describe() << "): " << result
                     << "\n  replay: TILEPIPE_FUZZ_SEED=" << seed << " TILEPIPE_FUZZ_ONLY=" << i;
-      if (cudaGetLastError() != cudaSuccess || failures >= 10) break;  // a sticky error ends the run
+      if (cudaGetLastError() != cudaSuccess || failures >= 10)
+        break;  // a sticky error ends the run
     }
   }
   cublasDestroy(handle);
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("[fuzz] %lld problems (%lld on the Hopper tier, %lld on the Ampere tier; %lld vs CPU "
-              "double, %lld vs cuBLAS, %lld with split-K, %lld unaligned), %lld "
-              "elements and %lld guard elements checked, %lld failures, worst |error|/bound %.3g, "
-              "%.1f s, seed %llu\n",
-              stats.problems, stats.hopper_problems, stats.ampere_problems,
-              stats.cpu_refs, stats.cublas_refs, stats.split_k_problems, stats.narrow_problems, stats.elements,
-              stats.guard_elements, failures, stats.worst_ratio, secs, static_cast<unsigned long long>(seed));
+  const double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf(
+      "[fuzz] %lld problems (%lld on the Hopper tier, %lld on the Ampere tier; %lld vs CPU "
+      "double, %lld vs cuBLAS, %lld with split-K, %lld unaligned), %lld "
+      "elements and %lld guard elements checked, %lld failures, worst |error|/bound %.3g, "
+      "%.1f s, seed %llu\n",
+      stats.problems, stats.hopper_problems, stats.ampere_problems, stats.cpu_refs,
+      stats.cublas_refs, stats.split_k_problems, stats.narrow_problems, stats.elements,
+      stats.guard_elements, failures, stats.worst_ratio, secs,
+      static_cast<unsigned long long>(seed));
   EXPECT_EQ(failures, 0) << "seed " << seed;
   if (only) return;
   EXPECT_EQ(stats.problems, static_cast<long long>(count));
@@ -508,10 +562,20 @@ std::unique_ptr<Prepared> prepare(const Problem& p) {
       out->d->poison(0xFF) != cudaSuccess)
     return nullptr;
   ErasedArgs& e = out->args;
-  e.m = p.m; e.n = p.n; e.k = p.k;
-  e.a = out->a->get(); e.b = out->b->get(); e.c = out->c->get(); e.d = out->d->get();
-  e.lda = lda; e.ldb = ldb; e.ldc = ldcd; e.ldd = ldcd;
-  e.alpha = p.alpha; e.beta = p.beta; e.layout_cd = p.layout_cd;
+  e.m = p.m;
+  e.n = p.n;
+  e.k = p.k;
+  e.a = out->a->get();
+  e.b = out->b->get();
+  e.c = out->c->get();
+  e.d = out->d->get();
+  e.lda = lda;
+  e.ldb = ldb;
+  e.ldc = ldcd;
+  e.ldd = ldcd;
+  e.alpha = p.alpha;
+  e.beta = p.beta;
+  e.layout_cd = p.layout_cd;
   e.split_k = p.split_k;
   if (cfg.fused) {  // FusedOp's scales and biases, random like the other inputs
     out->scale = std::make_unique<tptest::DeviceBuffer<float>>(p.m);
@@ -579,10 +643,13 @@ TEST(GemmRandom, ConcurrentStreamsMatchSequential) {
   cudaStream_t streams[kStreams];
   for (auto& s : streams) TP_CUDA_ASSERT(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   for (int i = 0; i < kProblems; ++i)
-    ASSERT_TRUE(tptest::all_configs()[prepared[i]->p.config].run(prepared[i]->args, streams[i % kStreams]).ok());
+    ASSERT_TRUE(tptest::all_configs()[prepared[i]->p.config]
+                    .run(prepared[i]->args, streams[i % kStreams])
+                    .ok());
   TP_CUDA_ASSERT(cudaDeviceSynchronize());
   for (int i = 0; i < kProblems; ++i)
-    EXPECT_TRUE(read_d(*prepared[i]) == sequential[i]) << "problem " << i << ": " << prepared[i]->p.describe();
+    EXPECT_TRUE(read_d(*prepared[i]) == sequential[i])
+        << "problem " << i << ": " << prepared[i]->p.describe();
   for (auto s : streams) cudaStreamDestroy(s);
 }
 
@@ -597,7 +664,7 @@ TEST(GemmRandom, SplitKDeterministic) {
     if (!tptest::all_configs()[p.config].split_k) continue;
     p.batch = 1;
     p.split_k = 2 + tested % 7;  // 2 .. 8
-    p.k = std::max(p.k, 600);     // long enough for several slices of any k-tile depth
+    p.k = std::max(p.k, 600);    // long enough for several slices of any k-tile depth
     auto pr = prepare(p);
     ASSERT_TRUE(pr) << "setup failed";
     ASSERT_GT(pr->args.workspace_bytes, 0u) << p.describe();
@@ -610,7 +677,8 @@ TEST(GemmRandom, SplitKDeterministic) {
       TP_CUDA_ASSERT(pr->workspace->poison(0xFF));
       ASSERT_TRUE(cfg.run(pr->args, rep == 0 ? nullptr : stream).ok());
       TP_CUDA_ASSERT(cudaDeviceSynchronize());
-      EXPECT_TRUE(read_d(*pr) == first) << "split-K run " << rep + 1 << " differs: " << p.describe();
+      EXPECT_TRUE(read_d(*pr) == first)
+          << "split-K run " << rep + 1 << " differs: " << p.describe();
     }
     ++tested;
   }

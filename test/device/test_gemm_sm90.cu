@@ -53,7 +53,8 @@ void run_shapes(std::uint32_t seed) {
 }
 
 // D = relu(alpha * A * B * scale[row] + bias[col]): the same operator the Ampere tier's tests use.
-using FusedOp = tilepipe::Chain<tilepipe::ScalePerRow<float>, tilepipe::BiasPerCol<float>, tilepipe::Relu>;
+using FusedOp =
+    tilepipe::Chain<tilepipe::ScalePerRow<float>, tilepipe::BiasPerCol<float>, tilepipe::Relu>;
 struct FusedCase {
   static constexpr bool kExact = true;
   std::vector<float> scale, bias;
@@ -95,15 +96,18 @@ TEST(GemmSm90, LayoutsBf16) {
 
 TEST(GemmSm90, OutputTypesAndKZero) {
   TP_REQUIRE_HOPPER_TIER(hopper_tier_available());
-  using F16ToBf16 = tilepipe::GemmSm90<__half, __nv_bfloat16, Layout::kRowMajor, Layout::kColumnMajor>;
+  using F16ToBf16 =
+      tilepipe::GemmSm90<__half, __nv_bfloat16, Layout::kRowMajor, Layout::kColumnMajor>;
   for (Layout l : {Layout::kRowMajor, Layout::kColumnMajor}) {
     GemmCase gc{127, 257, 131, l, 1.0f, 1.0f};
-    tptest::run_gemm_case<Sm90<__half, float, Layout::kRowMajor, Layout::kColumnMajor, 2>, __half, float>(gc, Reference::kExactCpu, 70);
+    tptest::run_gemm_case<Sm90<__half, float, Layout::kRowMajor, Layout::kColumnMajor, 2>, __half,
+                          float>(gc, Reference::kExactCpu, 70);
     tptest::run_gemm_case<F16ToBf16, __half, __nv_bfloat16>(gc, Reference::kExactCpu, 71);
   }
   // K == 0: D = beta * C, and A and B are never read.
-  tptest::run_gemm_case<Sm90<__half, float, Layout::kRowMajor, Layout::kColumnMajor, 2>, __half, float>({33, 65, 0, Layout::kRowMajor, 1.0f, 2.0f},
-                                                            Reference::kExactCpu, 72);
+  tptest::run_gemm_case<Sm90<__half, float, Layout::kRowMajor, Layout::kColumnMajor, 2>, __half,
+                        float>({33, 65, 0, Layout::kRowMajor, 1.0f, 2.0f}, Reference::kExactCpu,
+                               72);
 }
 
 TEST(GemmSm90, Batched) {
@@ -116,19 +120,20 @@ TEST(GemmSm90, Batched) {
   tptest::run_gemm_case<NT, __nv_bfloat16, float>(gc, Reference::kExactCpu, 81);
   gc.broadcast_b = true;  // one B for every problem: a two-dimensional tensor map
   tptest::run_gemm_case<TN, __half, __half>(gc, Reference::kExactCpu, 82);
-  tptest::run_gemm_case<TN, __half, __half>({1, 1, 1, Layout::kRowMajor, 1, 0, 7}, Reference::kExactCpu, 83);
+  tptest::run_gemm_case<TN, __half, __half>({1, 1, 1, Layout::kRowMajor, 1, 0, 7},
+                                            Reference::kExactCpu, 83);
 }
 
 TEST(GemmSm90, StageCounts) {
   TP_REQUIRE_HOPPER_TIER(hopper_tier_available());
   const GemmCase gc{257, 300, 555, Layout::kRowMajor, 1.0f, 1.0f};
-  tptest::run_gemm_case<Sm90<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 2>, __half, __half>(
-      gc, Reference::kExactCpu, 90);
-  tptest::run_gemm_case<Sm90<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 3>, __half, __half>(
-      gc, Reference::kExactCpu, 91);
+  tptest::run_gemm_case<Sm90<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 2>, __half,
+                        __half>(gc, Reference::kExactCpu, 90);
+  tptest::run_gemm_case<Sm90<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 3>, __half,
+                        __half>(gc, Reference::kExactCpu, 91);
   // Five and six stages take the 128 x 128 tile.
-  tptest::run_gemm_case<Sm90<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 6>, __half, __half>(
-      gc, Reference::kExactCpu, 92);
+  tptest::run_gemm_case<Sm90<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 6>, __half,
+                        __half>(gc, Reference::kExactCpu, 92);
 }
 
 // The default configs run in clusters of two blocks that multicast B; a config without a cluster
@@ -153,18 +158,23 @@ TEST(GemmSm90, WithoutCluster) {
 TEST(GemmSm90, PingPong) {
   TP_REQUIRE_HOPPER_TIER(hopper_tier_available());
   using tilepipe::HopperSchedule;
-  using TN = tilepipe::GemmSm90<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 4, tilepipe::Identity,
-                                tilepipe::HopperTileConfig<64, 256, 4, 2, HopperSchedule::kPingPong>>;
-  using NN = tilepipe::GemmSm90<__nv_bfloat16, float, Layout::kRowMajor, Layout::kRowMajor, 8, tilepipe::Identity,
-                                tilepipe::HopperTileConfig<64, 128, 8, 1, HopperSchedule::kPingPong>>;
+  using TN =
+      tilepipe::GemmSm90<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 4,
+                         tilepipe::Identity,
+                         tilepipe::HopperTileConfig<64, 256, 4, 2, HopperSchedule::kPingPong>>;
+  using NN =
+      tilepipe::GemmSm90<__nv_bfloat16, float, Layout::kRowMajor, Layout::kRowMajor, 8,
+                         tilepipe::Identity,
+                         tilepipe::HopperTileConfig<64, 128, 8, 1, HopperSchedule::kPingPong>>;
   std::uint32_t seed = 120;
   for (const GemmCase& gc : kOddShapes) {
     tptest::run_gemm_case<TN, __half, __half>(gc, Reference::kExactCpu, seed++);
     tptest::run_gemm_case<NN, __nv_bfloat16, float>(gc, Reference::kExactCpu, seed++);
   }
-  for (const GemmCase& gc : {GemmCase{2000, 3000, 300, Layout::kRowMajor, 1.0f, 1.0f},
-                             GemmCase{4100, 1000, 555, Layout::kColumnMajor, 1.0f, 0.0f},
-                             GemmCase{77, 300, 90, Layout::kRowMajor, 1.0f, 1.0f, /*batch=*/5, /*pad=*/8}}) {
+  for (const GemmCase& gc :
+       {GemmCase{2000, 3000, 300, Layout::kRowMajor, 1.0f, 1.0f},
+        GemmCase{4100, 1000, 555, Layout::kColumnMajor, 1.0f, 0.0f},
+        GemmCase{77, 300, 90, Layout::kRowMajor, 1.0f, 1.0f, /*batch=*/5, /*pad=*/8}}) {
     tptest::run_gemm_case<TN, __half, __half>(gc, Reference::kExactCpu, seed++);
     tptest::run_gemm_case<NN, __nv_bfloat16, float>(gc, Reference::kExactCpu, seed++);
   }
@@ -173,8 +183,9 @@ TEST(GemmSm90, PingPong) {
 // (Named Large: the sanitizer runs leave it out.)
 TEST(GemmSm90, PingPongLargeAgainstCublas) {
   TP_REQUIRE_HOPPER_TIER(hopper_tier_available());
-  using TN = tilepipe::GemmSm90<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 4, tilepipe::Identity,
-                                tilepipe::HopperTileConfig<64, 256, 4, 2, tilepipe::HopperSchedule::kPingPong>>;
+  using TN = tilepipe::GemmSm90<
+      __half, __half, Layout::kRowMajor, Layout::kColumnMajor, 4, tilepipe::Identity,
+      tilepipe::HopperTileConfig<64, 256, 4, 2, tilepipe::HopperSchedule::kPingPong>>;
   tptest::run_gemm_case<TN, __half, __half>({2048, 2048, 2048}, Reference::kCublas, 140);
 }
 
@@ -182,23 +193,26 @@ TEST(GemmSm90, FusedOutputOperator) {
   TP_REQUIRE_HOPPER_TIER(hopper_tier_available());
   for (Layout l : {Layout::kRowMajor, Layout::kColumnMajor}) {
     FusedCase c;
-    tptest::run_gemm_case_op<tilepipe::GemmSm90<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 4, FusedOp>, __half, __half>(
-        {200, 300, 130, l, 1.0f, 1.0f}, Reference::kExactCpu, 100, c);
+    tptest::run_gemm_case_op<
+        tilepipe::GemmSm90<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 4, FusedOp>,
+        __half, __half>({200, 300, 130, l, 1.0f, 1.0f}, Reference::kExactCpu, 100, c);
   }
   // beta = 0 and row-major D whose lines end on 16 bytes: the staged path, with edge tiles in M
   // and N whose elements past D are staged with the operator at clamped positions (the vectors
   // are read only inside; memcheck would see a read past them) and clipped by TMA.
   FusedCase c;
-  tptest::run_gemm_case_op<tilepipe::GemmSm90<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 4, FusedOp>, __half, __half>(
-      {200, 264, 130, Layout::kRowMajor, 1.0f, 0.0f}, Reference::kExactCpu, 101, c);
+  tptest::run_gemm_case_op<
+      tilepipe::GemmSm90<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 4, FusedOp>,
+      __half, __half>({200, 264, 130, Layout::kRowMajor, 1.0f, 0.0f}, Reference::kExactCpu, 101, c);
 }
 
 TEST(GemmSm90, LargeAgainstCublas) {
   TP_REQUIRE_HOPPER_TIER(hopper_tier_available());
-  tptest::run_gemm_case<Sm90<__half, __half>, __half, __half>({2048, 2048, 2048}, Reference::kCublas, 110);
+  tptest::run_gemm_case<Sm90<__half, __half>, __half, __half>({2048, 2048, 2048},
+                                                              Reference::kCublas, 110);
   using NN = Sm90<__nv_bfloat16, __nv_bfloat16, Layout::kColumnMajor, Layout::kColumnMajor>;
-  tptest::run_gemm_case<NN, __nv_bfloat16, __nv_bfloat16>({2048, 1536, 4096, Layout::kColumnMajor, 1.0f, 0.5f},
-                                                          Reference::kCublas, 111);
+  tptest::run_gemm_case<NN, __nv_bfloat16, __nv_bfloat16>(
+      {2048, 1536, 4096, Layout::kColumnMajor, 1.0f, 0.5f}, Reference::kCublas, 111);
 }
 
 // GemmMultistage takes the Hopper tier by itself, and the Ampere tier for split-K; run_on refuses

@@ -1,10 +1,10 @@
 // Device tests of GemmMixedInput (W8A16): f16 / bf16 A times int8 (or fp8 e4m3) B with per-group
-// scales. Every element of D is checked against a CPU reference in double of A * (q * scale), within a bound
-// derived from the arithmetic: the dequantized b rounds once to A's type (f16x2 / bf16 multiply),
-// the products of two 16-bit values are exact in f32, and the tensor cores and split-K sum them
-// in f32. D sits between poisoned guard bands, with poisoned gaps between its rows, and split-K's
-// workspace between guard bands of its own: nothing outside D (and the workspace) may be written,
-// and the cluster reduction writes no byte of the workspace either.
+// scales. Every element of D is checked against a CPU reference in double of A * (q * scale),
+// within a bound derived from the arithmetic: the dequantized b rounds once to A's type (f16x2 /
+// bf16 multiply), the products of two 16-bit values are exact in f32, and the tensor cores and
+// split-K sum them in f32. D sits between poisoned guard bands, with poisoned gaps between its
+// rows, and split-K's workspace between guard bands of its own: nothing outside D (and the
+// workspace) may be written, and the cluster reduction writes no byte of the workspace either.
 
 #include <gtest/gtest.h>
 
@@ -28,7 +28,7 @@ using tilepipe::SplitKReduction;
 
 struct W8A16Case {
   int m, n, k;
-  int group;  // 64, 128, or k (one scale per column)
+  int group;        // 64, 128, or k (one scale per column)
   int split_k = 1;  // 0: GemmMixedInput::split_k_for's choice for this GPU
   Layout layout_cd = Layout::kRowMajor;
   float alpha = 1.0f, beta = 0.0f;
@@ -37,11 +37,11 @@ struct W8A16Case {
 };
 
 std::string describe(const W8A16Case& c) {
-  return std::to_string(c.m) + " x " + std::to_string(c.n) + " x " + std::to_string(c.k) + ", group " +
-         std::to_string(c.group) + ", split_k " + std::to_string(c.split_k) + ", D " +
-         (c.layout_cd == Layout::kRowMajor ? "row" : "col") + "-major, alpha " + std::to_string(c.alpha) +
-         ", beta " + std::to_string(c.beta) + ", pad " + std::to_string(c.pad) + ", " +
-         tilepipe::to_string(c.reduction);
+  return std::to_string(c.m) + " x " + std::to_string(c.n) + " x " + std::to_string(c.k) +
+         ", group " + std::to_string(c.group) + ", split_k " + std::to_string(c.split_k) + ", D " +
+         (c.layout_cd == Layout::kRowMajor ? "row" : "col") + "-major, alpha " +
+         std::to_string(c.alpha) + ", beta " + std::to_string(c.beta) + ", pad " +
+         std::to_string(c.pad) + ", " + tilepipe::to_string(c.reduction);
 }
 
 // Writes the architecture of the code this program runs on the current GPU (__CUDA_ARCH__ / 10:
@@ -79,11 +79,11 @@ void why_no_clusters(std::string* why) {
 
 // Skips the current test where the cluster reduction need not run (why_no_clusters); where it must,
 // the test fails if it cannot.
-#define REQUIRE_CLUSTERS()                                                                         \
-  do {                                                                                             \
-    std::string why_;                                                                              \
-    ASSERT_NO_FATAL_FAILURE(why_no_clusters(&why_));                                               \
-    if (!why_.empty()) GTEST_SKIP() << "split_k_reduction = kCluster: " << why_;                   \
+#define REQUIRE_CLUSTERS()                                                       \
+  do {                                                                           \
+    std::string why_;                                                            \
+    ASSERT_NO_FATAL_FAILURE(why_no_clusters(&why_));                             \
+    if (!why_.empty()) GTEST_SKIP() << "split_k_reduction = kCluster: " << why_; \
   } while (0)
 
 template <class T>
@@ -114,7 +114,8 @@ ElementB random_b(std::mt19937& rng) {
     return static_cast<std::int8_t>(std::uniform_int_distribution<int>(-128, 127)(rng));
   } else {
     ElementB e;
-    do e.__x = static_cast<__nv_fp8_storage_t>(rng() & 0xFF); while ((e.__x & 0x7F) == 0x7F);
+    do e.__x = static_cast<__nv_fp8_storage_t>(rng() & 0xFF);
+    while ((e.__x & 0x7F) == 0x7F);
     return e;
   }
 }
@@ -164,7 +165,10 @@ void run_case(const W8A16Case& c, std::uint32_t seed, std::vector<ElementD>* d_o
   b[0] = b_from_bits<ElementB>(int8 ? 0x80 : 0xFE);
   b[static_cast<std::size_t>(n - 1) * ldb + k - 1] = b_from_bits<ElementB>(int8 ? 0x7F : 0x7E);
   std::vector<ElementA> scale(static_cast<std::size_t>(groups) * n);
-  for (auto& s : scale) s = from_double<ElementA>(std::ldexp(1.0 + std::fabs(unit(rng)), -8 + static_cast<int>(rng() % 3)) * (rng() % 2 ? 1 : -1));
+  for (auto& s : scale)
+    s = from_double<ElementA>(
+        std::ldexp(1.0 + std::fabs(unit(rng)), -8 + static_cast<int>(rng() % 3)) *
+        (rng() % 2 ? 1 : -1));
   std::vector<ElementD> cm(static_cast<std::size_t>(span_d), from_double<ElementD>(0.0));
   for (auto& x : cm) x = from_double<ElementD>(unit(rng));
 
@@ -181,13 +185,21 @@ void run_case(const W8A16Case& c, std::uint32_t seed, std::vector<ElementD>* d_o
   TP_CUDA_ASSERT(d_d.poison(0xFF));
 
   typename Gemm::Arguments args;
-  args.m = m; args.n = n; args.k = k;
-  args.a = d_a.get(); args.lda = lda;
-  args.b = d_b.get(); args.ldb = ldb;
-  args.scale = d_scale.get(); args.group = c.group;
-  args.c = c.beta != 0.0f ? d_c.get() : nullptr; args.ldc = ldd;
-  args.d = d_d.get() + kGuard; args.ldd = ldd;
-  args.alpha = c.alpha; args.beta = c.beta;
+  args.m = m;
+  args.n = n;
+  args.k = k;
+  args.a = d_a.get();
+  args.lda = lda;
+  args.b = d_b.get();
+  args.ldb = ldb;
+  args.scale = d_scale.get();
+  args.group = c.group;
+  args.c = c.beta != 0.0f ? d_c.get() : nullptr;
+  args.ldc = ldd;
+  args.d = d_d.get() + kGuard;
+  args.ldd = ldd;
+  args.alpha = c.alpha;
+  args.beta = c.beta;
   args.layout_cd = c.layout_cd;
   args.split_k = c.split_k;
   args.split_k_reduction = c.reduction;
@@ -247,11 +259,13 @@ void run_case(const W8A16Case& c, std::uint32_t seed, std::vector<ElementD>* d_o
       const double cij = c.beta != 0.0f ? to_double(cm[off]) : 0.0;
       const double want = c.alpha * ref + c.beta * cij;
       const double tol = std::fabs(c.alpha) * (mag * sum_rel + mag_a * u_sub) +
-                         std::fabs(c.beta * cij) * std::ldexp(1.0, -22) + u_d * std::fabs(want) + 1e-30;
+                         std::fabs(c.beta * cij) * std::ldexp(1.0, -22) + u_d * std::fabs(want) +
+                         1e-30;
       const double got = to_double(d[kGuard + off]);
       inside[kGuard + off] = true;
       if (!(std::fabs(got - want) <= tol) && ++bad <= 8)
-        ADD_FAILURE() << "D(" << i << ", " << j << ") = " << got << ", expected " << want << " +- " << tol;
+        ADD_FAILURE() << "D(" << i << ", " << j << ") = " << got << ", expected " << want << " +- "
+                      << tol;
     }
   }
   EXPECT_EQ(bad, 0) << bad << " elements of D out of bounds";
@@ -263,7 +277,8 @@ void run_case(const W8A16Case& c, std::uint32_t seed, std::vector<ElementD>* d_o
     unsigned char bytes[sizeof(ElementD)];
     std::memcpy(bytes, &d[i], sizeof(ElementD));
     for (unsigned char x : bytes)
-      if (x != 0xFF && ++clobbered <= 8) ADD_FAILURE() << "element " << i << " of the D buffer outside D was written";
+      if (x != 0xFF && ++clobbered <= 8)
+        ADD_FAILURE() << "element " << i << " of the D buffer outside D was written";
   }
   for (std::size_t i = 0; i < kWsGuard; ++i)
     if ((ws[i] != 0xFF || ws[kWsGuard + ws_bytes + i] != 0xFF) && ++clobbered <= 8)
@@ -279,16 +294,18 @@ void run_case(const W8A16Case& c, std::uint32_t seed, std::vector<ElementD>* d_o
 
 using GemmF16 = tilepipe::GemmMixedInput<__half, std::int8_t, __half>;
 using GemmBF16 = tilepipe::GemmMixedInput<__nv_bfloat16, std::int8_t, __nv_bfloat16>;
-// f32 D, and the 64-deep k-tile (the default's is 128: layout/byte_fragment_map.cuh's two k orders).
-using GemmF16F32 = tilepipe::GemmMixedInput<__half, std::int8_t, float, Layout::kRowMajor, Layout::kColumnMajor, 6,
-                                            tilepipe::Identity, tilepipe::TileConfig<16, 128, 64, 16, 32>>;
+// f32 D, and the 64-deep k-tile (the default's is 128: layout/byte_fragment_map.cuh's two k
+// orders).
+using GemmF16F32 =
+    tilepipe::GemmMixedInput<__half, std::int8_t, float, Layout::kRowMajor, Layout::kColumnMajor, 6,
+                             tilepipe::Identity, tilepipe::TileConfig<16, 128, 64, 16, 32>>;
 
 // Decode shapes (M of 1 to 128 against N, K up to 4096), with and without split-K, each group.
 TEST(GemmW8A16, DecodeShapesF16) {
   const W8A16Case cases[] = {
-      {1, 4096, 4096, 128, 8}, {16, 4096, 4096, 128, 4}, {16, 1024, 4096, 64, 16},
+      {1, 4096, 4096, 128, 8},   {16, 4096, 4096, 128, 4},  {16, 1024, 4096, 64, 16},
       {128, 512, 4096, 4096, 1}, {128, 1024, 1024, 128, 2}, {1, 384, 512, 512, 1},
-      {16, 256, 384, 64, 3},       {16, 4096, 4096, 128, 0},
+      {16, 256, 384, 64, 3},     {16, 4096, 4096, 128, 0},
   };
   std::uint32_t seed = 1;
   for (const W8A16Case& c : cases) run_case<GemmF16, __half, __half>(c, seed++);
@@ -296,7 +313,9 @@ TEST(GemmW8A16, DecodeShapesF16) {
 
 TEST(GemmW8A16, DecodeShapesBF16) {
   const W8A16Case cases[] = {
-      {1, 4096, 4096, 64, 8}, {16, 4096, 2048, 128, 4}, {128, 512, 1024, 1024, 1},
+      {1, 4096, 4096, 64, 8},
+      {16, 4096, 2048, 128, 4},
+      {128, 512, 1024, 1024, 1},
       {16, 384, 640, 128, 5},
   };
   std::uint32_t seed = 100;
@@ -307,9 +326,10 @@ TEST(GemmW8A16, DecodeShapesBF16) {
 // one-column N8, K below one k16 block, K = group not a power of two, gaps in lda and ldd.
 TEST(GemmW8A16, EdgeSizes) {
   const W8A16Case cases[] = {
-      {17, 200, 1000, 1000, 1}, {17, 200, 1000, 64, 4}, {3, 136, 72, 72, 1}, {5, 8, 16, 16, 1},
-      {2, 24, 8, 8, 1},         {33, 130, 130, 130, 2}, {127, 129, 257, 128, 3},
-      {16, 256, 320, 64, 1, Layout::kRowMajor, 1.0f, 0.0f, 8},
+      {17, 200, 1000, 1000, 1}, {17, 200, 1000, 64, 4},
+      {3, 136, 72, 72, 1},      {5, 8, 16, 16, 1},
+      {2, 24, 8, 8, 1},         {33, 130, 130, 130, 2},
+      {127, 129, 257, 128, 3},  {16, 256, 320, 64, 1, Layout::kRowMajor, 1.0f, 0.0f, 8},
   };
   std::uint32_t seed = 200;
   for (const W8A16Case& c : cases) run_case<GemmF16, __half, __half>(c, seed++);
@@ -325,7 +345,8 @@ TEST(GemmW8A16, EpilogueF32AndColumnMajor) {
   };
   std::uint32_t seed = 300;
   for (const W8A16Case& c : cases) run_case<GemmF16F32, __half, float>(c, seed++);
-  run_case<GemmF16, __half, __half>({16, 512, 1024, 64, 2, Layout::kColumnMajor, 1.5f, -1.0f}, seed++);
+  run_case<GemmF16, __half, __half>({16, 512, 1024, 64, 2, Layout::kColumnMajor, 1.5f, -1.0f},
+                                    seed++);
 }
 
 // fp8 e4m3 weights: the same GEMM with cvt.rn.f16x2.e4m3x2 (sm_89 and later) or integer
@@ -333,7 +354,9 @@ TEST(GemmW8A16, EpilogueF32AndColumnMajor) {
 TEST(GemmW8A16, Fp8E4M3Weights) {
   using GemmE4M3 = tilepipe::GemmMixedInput<__half, __nv_fp8_e4m3, __half>;
   const W8A16Case cases[] = {
-      {16, 4096, 4096, 128, 4}, {1, 512, 1024, 1024, 1}, {17, 200, 1000, 64, 3},
+      {16, 4096, 4096, 128, 4},
+      {1, 512, 1024, 1024, 1},
+      {17, 200, 1000, 64, 3},
   };
   std::uint32_t seed = 400;
   for (const W8A16Case& c : cases) run_case<GemmE4M3, __half, __half, __nv_fp8_e4m3>(c, seed++);
@@ -344,9 +367,15 @@ TEST(GemmW8A16, Fp8E4M3Weights) {
 // (1000, 520, 200: the last k-tile partly zero-filled, the last slice short); 2, 3, 4 and 8 slices;
 // alpha and beta, column-major D, f32 and bf16 D.
 const W8A16Case kReductionCasesF16[] = {
-    {1, 4096, 4096, 128, 4},  {16, 4096, 4096, 128, 4}, {16, 1024, 4096, 64, 8},
-    {16, 512, 1024, 128, 2},  {19, 200, 1000, 64, 4},   {19, 200, 1000, 1000, 8},
-    {1, 136, 520, 520, 8},    {17, 200, 1000, 64, 3},   {19, 72, 200, 200, 2},
+    {1, 4096, 4096, 128, 4},
+    {16, 4096, 4096, 128, 4},
+    {16, 1024, 4096, 64, 8},
+    {16, 512, 1024, 128, 2},
+    {19, 200, 1000, 64, 4},
+    {19, 200, 1000, 1000, 8},
+    {1, 136, 520, 520, 8},
+    {17, 200, 1000, 64, 3},
+    {19, 72, 200, 200, 2},
     {16, 512, 1024, 64, 2, Layout::kColumnMajor, 1.5f, -1.0f},
     {19, 200, 1000, 128, 4, Layout::kRowMajor, 0.5f, 1.0f, 8},
 };
@@ -355,7 +384,9 @@ const W8A16Case kReductionCasesF32[] = {
     {19, 200, 1000, 64, 8},
 };
 const W8A16Case kReductionCasesBF16[] = {
-    {16, 4096, 2048, 128, 4}, {19, 72, 200, 200, 2}, {1, 384, 1024, 64, 8},
+    {16, 4096, 2048, 128, 4},
+    {19, 72, 200, 200, 2},
+    {1, 384, 1024, 64, 8},
 };
 
 // Each case of the lists above with `reduction`; with `d_out`, D of each (`out_f16` for the f16
@@ -389,7 +420,8 @@ void run_reduction_cases(SplitKReduction reduction, ReductionOutputs* out) {
 // with beta != 0 the reduction kernel may fuse alpha * sum + beta * C into one fma where the
 // epilogue rounds alpha * sum first, so there run_case's bound (checked for each) is all.
 template <class T>
-void expect_same_d(const W8A16Case& c, const std::vector<T>& cluster, const std::vector<T>& workspace) {
+void expect_same_d(const W8A16Case& c, const std::vector<T>& cluster,
+                   const std::vector<T>& workspace) {
   SCOPED_TRACE(describe(c));
   if (c.beta != 0.0f) return;
   ASSERT_EQ(cluster.size(), workspace.size());
@@ -434,11 +466,16 @@ TEST(GemmW8A16, ClusterReductionFp8) {
 // otherwise; kCluster where it cannot run fails, naming split_k_reduction, and launches nothing.
 TEST(GemmW8A16, ReductionChoice) {
   GemmF16::Arguments args;
-  args.m = 16; args.n = 4096; args.k = 4096;
-  args.a = reinterpret_cast<const __half*>(0x1000000); args.lda = 4096;
-  args.b = reinterpret_cast<const std::int8_t*>(0x2000000); args.ldb = 4096;
+  args.m = 16;
+  args.n = 4096;
+  args.k = 4096;
+  args.a = reinterpret_cast<const __half*>(0x1000000);
+  args.lda = 4096;
+  args.b = reinterpret_cast<const std::int8_t*>(0x2000000);
+  args.ldb = 4096;
   args.scale = reinterpret_cast<const __half*>(0x4000000);
-  args.d = reinterpret_cast<__half*>(0x5000000); args.ldd = 4096;
+  args.d = reinterpret_cast<__half*>(0x5000000);
+  args.ldd = 4096;
   args.split_k = 4;
   std::string why;  // "" where the cluster reduction must run
   ASSERT_NO_FATAL_FAILURE(why_no_clusters(&why));
@@ -476,10 +513,15 @@ TEST(GemmW8A16, ReductionChoice) {
 // can_implement on the device refuses what check_arguments refuses, naming the argument.
 TEST(GemmW8A16, RunRefusesBadArguments) {
   GemmF16::Arguments args;
-  args.m = 16; args.n = 256; args.k = 256;
-  args.a = reinterpret_cast<const __half*>(0x1000); args.lda = 256;
-  args.b = reinterpret_cast<const std::int8_t*>(0x100000); args.ldb = 256;
-  args.d = reinterpret_cast<__half*>(0x200000); args.ldd = 256;
+  args.m = 16;
+  args.n = 256;
+  args.k = 256;
+  args.a = reinterpret_cast<const __half*>(0x1000);
+  args.lda = 256;
+  args.b = reinterpret_cast<const std::int8_t*>(0x100000);
+  args.ldb = 256;
+  args.d = reinterpret_cast<__half*>(0x200000);
+  args.ldd = 256;
   args.scale = nullptr;
   const tilepipe::Status s = GemmF16::run(args);
   EXPECT_EQ(s.code(), tilepipe::Status::Code::kInvalidArgument);

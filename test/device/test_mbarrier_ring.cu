@@ -24,7 +24,7 @@
 
 namespace {
 
-constexpr int kSlotWords = 64;  // a slot: 256 bytes of 32-bit words
+constexpr int kSlotWords = 64;                  // a slot: 256 bytes of 32-bit words
 constexpr std::uint32_t kPoison = 0xFFFFFFFFu;  // never a source word
 constexpr int kLaps = 130;
 constexpr int kGroups = 4;  // independent rings (clusters of blocks, or blocks)
@@ -101,8 +101,8 @@ __global__ void ring_kernel(RingRun run, const std::uint32_t* src, Report* repor
   } else {
     __syncthreads();
   }
-  const std::uint32_t* items = src + static_cast<std::size_t>(blockIdx.x / ClusterSize) *
-                                         run.items * kSlotWords;
+  const std::uint32_t* items =
+      src + static_cast<std::size_t>(blockIdx.x / ClusterSize) * run.items * kSlotWords;
   Ring ring(barriers);
   typename Ring::State state;  // each role walks the ring from slot 0, phase 0
   if (warp == 0) {
@@ -122,8 +122,7 @@ __global__ void ring_kernel(RingRun run, const std::uint32_t* src, Report* repor
         } else {
           constexpr auto kAll = static_cast<std::uint16_t>((1u << ClusterSize) - 1);
           cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global,
-                                   &slots[state.index()][first], from, part_bytes, full,
-                                   kAll);
+                                   &slots[state.index()][first], from, part_bytes, full, kAll);
         }
         state.advance();
       }

@@ -86,8 +86,7 @@ __global__ void __launch_bounds__(Case::kThreads)
   if (threadIdx.x == 0) {
     Loader::prefetch(params);
     tilepipe::arch::mbarrier_arrive_expect_tx(&s.full, Loader::kBytesPerStage);
-    Loader::load(params, s.a, s.b, &s.full, t.k0, t.m0 + rank * Case::kTileM, t.n0, t.batch,
-                 rank);
+    Loader::load(params, s.a, s.b, &s.full, t.k0, t.m0 + rank * Case::kTileM, t.n0, t.batch, rank);
   }
   tilepipe::arch::mbarrier_wait(&s.full, 0);
   Bits* dst_a = out_a + static_cast<std::size_t>(blockIdx.x) * Loader::kElementsA;
@@ -136,12 +135,12 @@ void run_loader_test(const Problem& p, const std::vector<TileOrigin>& origins, s
   constexpr int kTileK = Case::kTileK, kE = static_cast<int>(sizeof(Element));
   constexpr bool kRowA = Case::kLayoutA == Layout::kRowMajor;
   constexpr bool kColB = Case::kLayoutB == Layout::kColumnMajor;
-  SCOPED_TRACE(testing::Message()
-               << tptest::element_name<Element>() << ", A "
-               << (kRowA ? "row" : "column") << "-major, B " << (kColB ? "column" : "row")
-               << "-major, tile " << Case::kTileM << "x" << Case::kTileN << ", cluster "
-               << Case::kClusterM << "; problem " << p.m << "x" << p.n << "x" << p.k << ", "
-               << p.batches << " batches");
+  SCOPED_TRACE(testing::Message() << tptest::element_name<Element>() << ", A "
+                                  << (kRowA ? "row" : "column") << "-major, B "
+                                  << (kColB ? "column" : "row") << "-major, tile " << Case::kTileM
+                                  << "x" << Case::kTileN << ", cluster " << Case::kClusterM
+                                  << "; problem " << p.m << "x" << p.n << "x" << p.k << ", "
+                                  << p.batches << " batches");
 
   const std::size_t span_a = operand_span(kRowA ? p.m : p.k, p.lda, p.batches, p.batch_stride_a);
   const std::size_t span_b = operand_span(kColB ? p.n : p.k, p.ldb, p.batches, p.batch_stride_b);
@@ -162,10 +161,10 @@ void run_loader_test(const Problem& p, const std::vector<TileOrigin>& origins, s
   TP_CUDA_ASSERT(d_out_b.poison());
 
   typename Loader::Params params{};
-  const tilepipe::Status s = Loader::make_params(
-      params, reinterpret_cast<const Element*>(d_a.get()), p.lda, p.batch_stride_a,
-      reinterpret_cast<const Element*>(d_b.get()), p.ldb, p.batch_stride_b, p.m, p.n, p.k,
-      p.batches);
+  const tilepipe::Status s =
+      Loader::make_params(params, reinterpret_cast<const Element*>(d_a.get()), p.lda,
+                          p.batch_stride_a, reinterpret_cast<const Element*>(d_b.get()), p.ldb,
+                          p.batch_stride_b, p.m, p.n, p.k, p.batches);
   ASSERT_TRUE(s.ok()) << s.what();
 
   auto kernel = tma_load_kernel<Case>;
@@ -247,7 +246,7 @@ TEST(TmaTileLoader, KMajorResiduesAndBroadcastB) {
   using Case = LoaderCase<__half, Layout::kRowMajor, Layout::kColumnMajor, 128, 128, 1>;
   const Problem p{200, 300, 100, 2, /*lda*/ 112, /*ldb*/ 104, 200 * 112 + 64, 0};
   std::vector<TileOrigin> origins = grid_of({0, 128}, {0, 256}, {0, 64}, {0, 1});
-  origins.push_back({256, 0, 0, 1});   // past M: zeros in A
+  origins.push_back({256, 0, 0, 1});    // past M: zeros in A
   origins.push_back({0, 128, 128, 0});  // past K: zeros in A and B
   run_loader_test<Case>(p, origins, 11);
 }

@@ -69,8 +69,8 @@ bool path_takes(Path path, Problem p, int r0, int c0) {
 template <int Rows, int Cols, int Threads>
 void run_transpose_test(Problem p, Path path, std::uint32_t seed) {
   SCOPED_TRACE(testing::Message() << "source tile " << Rows << "x" << Cols << ", " << Threads
-                                  << " threads, matrix " << p.rows << "x" << p.cols << " ld " << p.ld
-                                  << ", path " << static_cast<int>(path));
+                                  << " threads, matrix " << p.rows << "x" << p.cols << " ld "
+                                  << p.ld << ", path " << static_cast<int>(path));
   // The padding between cols and ld holds a sentinel: the loader must never copy it.
   constexpr std::uint32_t kPad = 0x7E57BEEFu;
   std::vector<std::uint32_t> host = tptest::random_nonzero_bits32(std::size_t(p.rows) * p.ld, seed);
@@ -104,14 +104,16 @@ void run_transpose_test(Problem p, Path path, std::uint32_t seed) {
   TP_CUDA_ASSERT(d_col0.upload(col0));
   TP_CUDA_ASSERT(d_out.poison());
 
-  tilepipe::MatrixView<const float> view{reinterpret_cast<const float*>(d_src.get()), p.rows, p.cols, p.ld};
-  transpose_tiles_kernel<Rows, Cols, Threads><<<tiles, Threads>>>(view, d_row0.get(), d_col0.get(),
-                                                                 path, d_out.get());
+  tilepipe::MatrixView<const float> view{reinterpret_cast<const float*>(d_src.get()), p.rows,
+                                         p.cols, p.ld};
+  transpose_tiles_kernel<Rows, Cols, Threads>
+      <<<tiles, Threads>>>(view, d_row0.get(), d_col0.get(), path, d_out.get());
   TP_CUDA_ASSERT_LAUNCH();
 
   std::vector<std::uint32_t> out;
   TP_CUDA_ASSERT(d_out.download(out));
-  EXPECT_EQ(tptest::count_tile_mismatches(out, host, p.rows, p.cols, p.ld, row0, col0, Rows, Cols), 0);
+  EXPECT_EQ(tptest::count_tile_mismatches(out, host, p.rows, p.cols, p.ld, row0, col0, Rows, Cols),
+            0);
 }
 
 template <int Rows, int Cols, int Threads>

@@ -20,7 +20,8 @@ namespace {
 
 // D (TileM x TileN, f32, row-major) = A (TileM x K) * B (K x TileN) with K = TileK: one block,
 // WarpsM x WarpsN warps.
-template <class Element, Layout LA, Layout LB, int TileM, int TileN, int TileK, int WarpM, int WarpN>
+template <class Element, Layout LA, Layout LB, int TileM, int TileN, int TileK, int WarpM,
+          int WarpN>
 struct MmaConfig {
   static constexpr SmemOrder kOrderA = tilepipe::smem_order_of(Operand::kA, LA);
   static constexpr SmemOrder kOrderB = tilepipe::smem_order_of(Operand::kB, LB);
@@ -70,16 +71,19 @@ __global__ void warp_mma_kernel(tilepipe::MatrixView<const Element> a,
   acc.for_each(lane, [&](int r, int c, float v) { d[(warp_m0 + r) * TileN + warp_n0 + c] = v; });
 }
 
-template <class Element, Layout LA, Layout LB, int TileM, int TileN, int TileK, int WarpM, int WarpN>
+template <class Element, Layout LA, Layout LB, int TileM, int TileN, int TileK, int WarpM,
+          int WarpN>
 void run_mma_test(std::uint32_t seed) {
   using Cfg = MmaConfig<Element, LA, LB, TileM, TileN, TileK, WarpM, WarpN>;
-  SCOPED_TRACE(testing::Message() << (std::is_same_v<Element, __half> ? "f16" : "bf16")
-                                  << ", A " << (LA == Layout::kRowMajor ? "row" : "col") << ", B "
+  SCOPED_TRACE(testing::Message() << (std::is_same_v<Element, __half> ? "f16" : "bf16") << ", A "
+                                  << (LA == Layout::kRowMajor ? "row" : "col") << ", B "
                                   << (LB == Layout::kRowMajor ? "row" : "col") << ", tile " << TileM
-                                  << "x" << TileN << "x" << TileK << ", warp " << WarpM << "x" << WarpN);
+                                  << "x" << TileN << "x" << TileK << ", warp " << WarpM << "x"
+                                  << WarpN);
   constexpr int M = TileM, N = TileN, K = TileK;
-  const std::vector<int> a = tptest::random_small_ints(std::size_t(M) * K, 8, seed);      // a[m*K+k]
-  const std::vector<int> b = tptest::random_small_ints(std::size_t(K) * N, 8, seed + 1);  // b[k*N+n]
+  const std::vector<int> a = tptest::random_small_ints(std::size_t(M) * K, 8, seed);  // a[m*K+k]
+  const std::vector<int> b =
+      tptest::random_small_ints(std::size_t(K) * N, 8, seed + 1);  // b[k*N+n]
   // Store in the requested global layouts.
   std::vector<int> a_stored(a.size()), b_stored(b.size());
   for (int m = 0; m < M; ++m)
@@ -129,7 +133,8 @@ void run_all_layouts(std::uint32_t seed) {
   // 2 x 2 warps of 64 x 64 over a 128 x 128 x 32 tile (the GEMM's shape).
   run_mma_test<Element, Layout::kRowMajor, Layout::kColumnMajor, 128, 128, 32, 64, 64>(seed);
   run_mma_test<Element, Layout::kRowMajor, Layout::kRowMajor, 128, 128, 32, 64, 64>(seed + 10);
-  run_mma_test<Element, Layout::kColumnMajor, Layout::kColumnMajor, 128, 128, 32, 64, 64>(seed + 20);
+  run_mma_test<Element, Layout::kColumnMajor, Layout::kColumnMajor, 128, 128, 32, 64, 64>(seed +
+                                                                                          20);
   run_mma_test<Element, Layout::kColumnMajor, Layout::kRowMajor, 128, 128, 32, 64, 64>(seed + 30);
   // 32 x 64 warp tiles, deeper K.
   run_mma_test<Element, Layout::kRowMajor, Layout::kColumnMajor, 64, 128, 64, 32, 64>(seed + 40);

@@ -129,12 +129,12 @@ void run_epilogue_test(const EpilogueRun& run, std::uint32_t seed) {
   constexpr int N = Case::kN;
   constexpr int kVector = 16 / static_cast<int>(sizeof(Element));
   const bool row_major = run.layout == Layout::kRowMajor;
-  SCOPED_TRACE(testing::Message()
-               << tptest::element_name<Element>() << " D, N " << N
-               << (Case::kFused ? ", scale and bias" : ", identity") << "; " << run.m << "x"
-               << run.n << ", " << run.batches << " batches, "
-               << (row_major ? "row" : "column") << "-major, alpha " << run.alpha << ", beta "
-               << run.beta << (Case::kWholeStore ? ", store" : ", begin + drain"));
+  SCOPED_TRACE(testing::Message() << tptest::element_name<Element>() << " D, N " << N
+                                  << (Case::kFused ? ", scale and bias" : ", identity") << "; "
+                                  << run.m << "x" << run.n << ", " << run.batches << " batches, "
+                                  << (row_major ? "row" : "column") << "-major, alpha " << run.alpha
+                                  << ", beta " << run.beta
+                                  << (Case::kWholeStore ? ", store" : ", begin + drain"));
 
   // D inside a poisoned buffer: a guard line before it, padding after each line, a guard line
   // between batches and after the last. Every stride is a multiple of 16 bytes (TMA's rule).

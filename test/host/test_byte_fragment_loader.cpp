@@ -20,7 +20,9 @@ float half_of(std::uint32_t reg, int which) {
   r.x = static_cast<unsigned short>(which == 0 ? reg & 0xFFFF : reg >> 16);
   return __half2float(__half(r));
 }
-int byte_of(std::uint32_t reg, int which) { return static_cast<std::int8_t>((reg >> (8 * which)) & 0xFF); }
+int byte_of(std::uint32_t reg, int which) {
+  return static_cast<std::int8_t>((reg >> (8 * which)) & 0xFF);
+}
 
 template <int TileM, int TileN, int kTileK, int WarpM, int WarpN>
 void check_loaders(std::uint32_t seed) {
@@ -45,7 +47,8 @@ void check_loaders(std::uint32_t seed) {
         LoadA(lane, warp_m0).load(fa[lane], a);
         LoadB(lane, warp_n0).load(fb[lane], b);
       }
-      // D(r, n) of the warp tile: the mma's sum over p = 0..15 of each k-block, per m16 and n8 tile.
+      // D(r, n) of the warp tile: the mma's sum over p = 0..15 of each k-block, per m16 and n8
+      // tile.
       double d[WarpM][WarpN] = {};
       for (int kb = 0; kb < kTileK / 16; ++kb) {
         for (int mi = 0; mi < WarpM / 16; ++mi) {

@@ -83,14 +83,16 @@ void check_b() {
             for (int byte = 0; byte < 4; ++byte) {
               const int k = Order::k_of(lane, kb, byte / 2) + byte % 2;
               EXPECT_EQ(offsets[lane] + 4 * (kb % 4) + byte, Layout::offset(column, k))
-                  << "lane " << lane << ", n8 tile " << ni << ", k-block " << kb << ", byte " << byte;
+                  << "lane " << lane << ", n8 tile " << ni << ", k-block " << kb << ", byte "
+                  << byte;
               EXPECT_TRUE(covered.insert({column, k}).second);
             }
           }
         }
         expect_conflict_free(offsets, "B");
       }
-      EXPECT_EQ(covered.size(), 8u * TileK) << "the warp's loads must cover the n8 tile's k-tile once";
+      EXPECT_EQ(covered.size(), 8u * TileK)
+          << "the warp's loads must cover the n8 tile's k-tile once";
     }
   }
 }
@@ -121,7 +123,8 @@ void check_a() {
                 const int j = e % 4 / 2;  // register r (j = 0) or 2 + r (j = 1)
                 const int k = Order::k_of(lane, kb, j) + e % 2;
                 EXPECT_EQ(offsets[lane] / 2 + e, Layout::offset(row, k))
-                    << "lane " << lane << ", m16 tile " << mi << ", row half " << r << ", element " << e;
+                    << "lane " << lane << ", m16 tile " << mi << ", row half " << r << ", element "
+                    << e;
                 EXPECT_TRUE(covered.insert({row, k}).second);
               }
             }
@@ -129,7 +132,8 @@ void check_a() {
           }
         }
       }
-      EXPECT_EQ(covered.size(), 16u * TileK) << "the warp's loads must cover the m16 tile's k-tile once";
+      EXPECT_EQ(covered.size(), 16u * TileK)
+          << "the warp's loads must cover the m16 tile's k-tile once";
     }
   }
 }

@@ -29,8 +29,8 @@ using Gemm = tilepipe::GemmMultistage<__half, __half, Layout::kRowMajor, Layout:
                                       /*AnyAlignment=*/false>;
 using GemmAny = tilepipe::GemmMultistage<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 4,
                                          tilepipe::Identity, Portable>;
-using GemmNN = tilepipe::GemmMultistage<__nv_bfloat16, float, Layout::kColumnMajor, Layout::kColumnMajor, 3,
-                                        tilepipe::Identity, Portable>;
+using GemmNN = tilepipe::GemmMultistage<__nv_bfloat16, float, Layout::kColumnMajor,
+                                        Layout::kColumnMajor, 3, tilepipe::Identity, Portable>;
 
 template <class T>
 T* fake(std::uintptr_t address) {
@@ -40,11 +40,17 @@ T* fake(std::uintptr_t address) {
 // A valid 100 x 200 x 300 problem (A row-major, B column-major, D row-major) in separate buffers.
 Gemm::Arguments valid_args() {
   Gemm::Arguments a;
-  a.m = 100; a.n = 200; a.k = 300;
-  a.a = fake<const __half>(0x100000);  a.lda = 304;
-  a.b = fake<const __half>(0x200000);  a.ldb = 304;
-  a.c = fake<const __half>(0x300000);  a.ldc = 200;
-  a.d = fake<__half>(0x400000);        a.ldd = 200;
+  a.m = 100;
+  a.n = 200;
+  a.k = 300;
+  a.a = fake<const __half>(0x100000);
+  a.lda = 304;
+  a.b = fake<const __half>(0x200000);
+  a.ldb = 304;
+  a.c = fake<const __half>(0x300000);
+  a.ldc = 200;
+  a.d = fake<__half>(0x400000);
+  a.ldd = 200;
   a.beta = 1.0f;
   return a;
 }
@@ -68,48 +74,104 @@ TEST(GemmArguments, ValidProblemPasses) {
 }
 
 TEST(GemmArguments, NegativeSizes) {
-  auto a = valid_args(); a.m = -1; expect_invalid(a, "m = -1");
-  a = valid_args(); a.n = -5; expect_invalid(a, "n = -5");
-  a = valid_args(); a.k = -2; expect_invalid(a, "k = -2");
-  a = valid_args(); a.batch_count = -1; expect_invalid(a, "batch_count");
-  a = valid_args(); a.batch_count = 70000; expect_invalid(a, "batch_count");
+  auto a = valid_args();
+  a.m = -1;
+  expect_invalid(a, "m = -1");
+  a = valid_args();
+  a.n = -5;
+  expect_invalid(a, "n = -5");
+  a = valid_args();
+  a.k = -2;
+  expect_invalid(a, "k = -2");
+  a = valid_args();
+  a.batch_count = -1;
+  expect_invalid(a, "batch_count");
+  a = valid_args();
+  a.batch_count = 70000;
+  expect_invalid(a, "batch_count");
 }
 
 TEST(GemmArguments, LargestExtents) {
   // 32-bit tile coordinates: extents close to 2^31 are refused, with the limit in the message.
-  auto a = valid_args(); a.m = 0x7FFFFFFF; expect_invalid(a, "the largest extent");
-  a = valid_args(); a.n = Gemm::kMaxExtent + 1; expect_invalid(a, "n = ");
-  a = valid_args(); a.k = 0x7FFFFFF0; a.lda = 0x7FFFFFF8; expect_invalid(a, "k = ");
+  auto a = valid_args();
+  a.m = 0x7FFFFFFF;
+  expect_invalid(a, "the largest extent");
+  a = valid_args();
+  a.n = Gemm::kMaxExtent + 1;
+  expect_invalid(a, "n = ");
+  a = valid_args();
+  a.k = 0x7FFFFFF0;
+  a.lda = 0x7FFFFFF8;
+  expect_invalid(a, "k = ");
   // At the limit it is the grid that refuses m x n when both are large ...
-  a = valid_args(); a.m = Gemm::kMaxExtent; a.n = Gemm::kMaxExtent; a.ldd = Gemm::kMaxExtent + 8;
+  a = valid_args();
+  a.m = Gemm::kMaxExtent;
+  a.n = Gemm::kMaxExtent;
+  a.ldd = Gemm::kMaxExtent + 8;
   expect_invalid(a, "thread blocks");
   // ... but a tall-skinny problem with more than 2^31 elements in A is fine (64-bit offsets).
-  a = valid_args(); a.m = 70000; a.k = 40000; a.lda = 40000; a.ldb = 40000; a.n = 16; a.ldc = 16; a.ldd = 16;
-  a.a = fake<const __half>(0x100000000ull); a.b = fake<const __half>(0x300000000ull);
-  a.c = fake<const __half>(0x400000000ull); a.d = fake<__half>(0x500000000ull);
+  a = valid_args();
+  a.m = 70000;
+  a.k = 40000;
+  a.lda = 40000;
+  a.ldb = 40000;
+  a.n = 16;
+  a.ldc = 16;
+  a.ldd = 16;
+  a.a = fake<const __half>(0x100000000ull);
+  a.b = fake<const __half>(0x300000000ull);
+  a.c = fake<const __half>(0x400000000ull);
+  a.d = fake<__half>(0x500000000ull);
   EXPECT_TRUE(Gemm::check_arguments(a).ok()) << Gemm::check_arguments(a).message();
 }
 
 TEST(GemmArguments, NullPointers) {
-  auto a = valid_args(); a.a = nullptr; expect_invalid(a, "A is a null pointer");
-  a = valid_args(); a.b = nullptr; expect_invalid(a, "B is a null pointer");
-  a = valid_args(); a.d = nullptr; expect_invalid(a, "D is a null pointer");
-  a = valid_args(); a.c = nullptr; expect_invalid(a, "C is a null pointer");
+  auto a = valid_args();
+  a.a = nullptr;
+  expect_invalid(a, "A is a null pointer");
+  a = valid_args();
+  a.b = nullptr;
+  expect_invalid(a, "B is a null pointer");
+  a = valid_args();
+  a.d = nullptr;
+  expect_invalid(a, "D is a null pointer");
+  a = valid_args();
+  a.c = nullptr;
+  expect_invalid(a, "C is a null pointer");
   // C is not needed when beta == 0, nor A and B when K == 0.
-  a = valid_args(); a.c = nullptr; a.beta = 0.0f;
+  a = valid_args();
+  a.c = nullptr;
+  a.beta = 0.0f;
   EXPECT_TRUE(Gemm::check_arguments(a).ok());
-  a = valid_args(); a.a = nullptr; a.b = nullptr; a.k = 0; a.lda = 0; a.ldb = 0;
+  a = valid_args();
+  a.a = nullptr;
+  a.b = nullptr;
+  a.k = 0;
+  a.lda = 0;
+  a.ldb = 0;
   EXPECT_TRUE(Gemm::check_arguments(a).ok()) << Gemm::check_arguments(a).message();
 }
 
 TEST(GemmArguments, LeadingDimensionsTooSmall) {
-  auto a = valid_args(); a.lda = 296; expect_invalid(a, "lda = 296");  // row-major A needs >= K
-  a = valid_args(); a.ldb = 8; expect_invalid(a, "ldb = 8");
-  a = valid_args(); a.ldd = 192; expect_invalid(a, "ldd = 192");
-  a = valid_args(); a.ldc = 0; expect_invalid(a, "ldc = 0");
-  a = valid_args(); a.layout_cd = Layout::kColumnMajor; a.ldd = 200; a.ldc = 104;  // col-major needs >= M
+  auto a = valid_args();
+  a.lda = 296;
+  expect_invalid(a, "lda = 296");  // row-major A needs >= K
+  a = valid_args();
+  a.ldb = 8;
+  expect_invalid(a, "ldb = 8");
+  a = valid_args();
+  a.ldd = 192;
+  expect_invalid(a, "ldd = 192");
+  a = valid_args();
+  a.ldc = 0;
+  expect_invalid(a, "ldc = 0");
+  a = valid_args();
+  a.layout_cd = Layout::kColumnMajor;
+  a.ldd = 200;
+  a.ldc = 104;  // col-major needs >= M
   EXPECT_TRUE(Gemm::check_arguments(a).ok()) << Gemm::check_arguments(a).message();
-  a.ldd = 96; expect_invalid(a, "ldd = 96");
+  a.ldd = 96;
+  expect_invalid(a, "ldd = 96");
 }
 
 // The default GemmMultistage takes any leading dimension and batch stride and pointers aligned to
@@ -118,17 +180,29 @@ TEST(GemmArguments, AnyAlignmentAcceptsElementAlignedArguments) {
   static_assert(GemmAny::kAnyAlignment && !Gemm::kAnyAlignment, "");
   auto a = valid_args();
   EXPECT_TRUE(GemmAny::vector_aligned(a));
-  a.a = fake<const __half>(0x100002); a.lda = 301; a.ldb = 303; a.ldc = 201; a.ldd = 203;
+  a.a = fake<const __half>(0x100002);
+  a.lda = 301;
+  a.ldb = 303;
+  a.ldc = 201;
+  a.ldd = 203;
   a.d = fake<__half>(0x400006);
   EXPECT_TRUE(GemmAny::check_arguments(a).ok()) << GemmAny::check_arguments(a).message();
   EXPECT_FALSE(GemmAny::vector_aligned(a));
-  a.batch_count = 2; a.batch_stride_a = 100 * 301 + 1; a.batch_stride_b = 200 * 303 + 3;
-  a.batch_stride_c = 100 * 201 + 5; a.batch_stride_d = 100 * 203 + 7;
+  a.batch_count = 2;
+  a.batch_stride_a = 100 * 301 + 1;
+  a.batch_stride_b = 200 * 303 + 3;
+  a.batch_stride_c = 100 * 201 + 5;
+  a.batch_stride_d = 100 * 203 + 7;
   EXPECT_TRUE(GemmAny::check_arguments(a).ok()) << GemmAny::check_arguments(a).message();
   // Only D not 16-byte aligned is enough for the narrow kernel; C counts only when it is read.
-  a = valid_args(); a.ldd = 204; EXPECT_FALSE(GemmAny::vector_aligned(a));
-  a = valid_args(); a.ldc = 204; EXPECT_FALSE(GemmAny::vector_aligned(a));
-  a.beta = 0.0f; EXPECT_TRUE(GemmAny::vector_aligned(a));
+  a = valid_args();
+  a.ldd = 204;
+  EXPECT_FALSE(GemmAny::vector_aligned(a));
+  a = valid_args();
+  a.ldc = 204;
+  EXPECT_FALSE(GemmAny::vector_aligned(a));
+  a.beta = 0.0f;
+  EXPECT_TRUE(GemmAny::vector_aligned(a));
   // Each operand's copy width: the widest that its pointer, ld and batch stride all keep.
   using tilepipe::detail::copy_bytes_of;
   EXPECT_EQ(copy_bytes_of(fake<const __half>(0x100000), 304, 0, 1), 16);
@@ -140,27 +214,39 @@ TEST(GemmArguments, AnyAlignmentAcceptsElementAlignedArguments) {
 }
 
 TEST(GemmArguments, AnyAlignmentRefusesPointersOffTheirElement) {
-  auto a = valid_args(); a.a = fake<const __half>(0x100001);
+  auto a = valid_args();
+  a.a = fake<const __half>(0x100001);
   Status s = GemmAny::check_arguments(a);
   EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
-  EXPECT_NE(s.message().find("A is not aligned to its element size (2 bytes)"), std::string::npos) << s.message();
-  a = valid_args(); a.d = fake<__half>(0x400003);
+  EXPECT_NE(s.message().find("A is not aligned to its element size (2 bytes)"), std::string::npos)
+      << s.message();
+  a = valid_args();
+  a.d = fake<__half>(0x400003);
   s = GemmAny::check_arguments(a);
-  EXPECT_NE(s.message().find("D is not aligned to its element size (2 bytes)"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("D is not aligned to its element size (2 bytes)"), std::string::npos)
+      << s.message();
   GemmNN::Arguments f;
-  f.m = 10; f.n = 10; f.k = 10;
-  f.a = fake<const __nv_bfloat16>(0x100000); f.lda = 16;
-  f.b = fake<const __nv_bfloat16>(0x200000); f.ldb = 16;
-  f.d = fake<float>(0x400002); f.ldd = 12; f.layout_cd = Layout::kColumnMajor;
+  f.m = 10;
+  f.n = 10;
+  f.k = 10;
+  f.a = fake<const __nv_bfloat16>(0x100000);
+  f.lda = 16;
+  f.b = fake<const __nv_bfloat16>(0x200000);
+  f.ldb = 16;
+  f.d = fake<float>(0x400002);
+  f.ldd = 12;
+  f.layout_cd = Layout::kColumnMajor;
   s = GemmNN::check_arguments(f);
-  EXPECT_NE(s.message().find("D is not aligned to its element size (4 bytes)"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("D is not aligned to its element size (4 bytes)"), std::string::npos)
+      << s.message();
 }
 
 // Split-K needs 16-byte aligned arguments: for others the narrow kernel runs K whole, and asks
 // for no workspace.
 TEST(GemmArguments, AnyAlignmentDoesNotSplitK) {
-  using GemmSKAny = tilepipe::GemmMultistageSplitK<__half, __half, Layout::kRowMajor,
-                                                   Layout::kColumnMajor, 4, tilepipe::Identity, Portable>;
+  using GemmSKAny =
+      tilepipe::GemmMultistageSplitK<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 4,
+                                     tilepipe::Identity, Portable>;
   GemmSKAny::Arguments a = valid_args();
   a.split_k = 4;
   EXPECT_EQ(GemmSKAny::split_k_slices(a).count, 4);
@@ -180,32 +266,55 @@ TEST(GemmArguments, HopperTierNeedsSixteenByteAlignment) {
   a.lda = 301;
   Status s = Sm90::check_arguments(a);
   EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
-  EXPECT_NE(s.message().find("lda = 301 is not a multiple of 16 bytes"), std::string::npos) << s.message();
-  a = valid_args(); a.b = fake<const __half>(0x200002);
+  EXPECT_NE(s.message().find("lda = 301 is not a multiple of 16 bytes"), std::string::npos)
+      << s.message();
+  a = valid_args();
+  a.b = fake<const __half>(0x200002);
   s = Sm90::check_arguments(a);
   EXPECT_NE(s.message().find("B is not 16-byte aligned"), std::string::npos) << s.message();
 }
 
 TEST(GemmArguments, MisalignedPointersAndLeadingDimensions) {
-  auto a = valid_args(); a.a = fake<const __half>(0x100002); expect_invalid(a, "A is not 16-byte aligned");
-  a = valid_args(); a.b = fake<const __half>(0x200008); expect_invalid(a, "B is not 16-byte aligned");
-  a = valid_args(); a.d = fake<__half>(0x400004); expect_invalid(a, "D is not 16-byte aligned");
-  a = valid_args(); a.c = fake<const __half>(0x30000e); expect_invalid(a, "C is not 16-byte aligned");
-  a = valid_args(); a.lda = 301; expect_invalid(a, "lda = 301 is not a multiple of 16 bytes");
-  a = valid_args(); a.ldd = 204; expect_invalid(a, "ldd = 204 is not a multiple of 16 bytes");
+  auto a = valid_args();
+  a.a = fake<const __half>(0x100002);
+  expect_invalid(a, "A is not 16-byte aligned");
+  a = valid_args();
+  a.b = fake<const __half>(0x200008);
+  expect_invalid(a, "B is not 16-byte aligned");
+  a = valid_args();
+  a.d = fake<__half>(0x400004);
+  expect_invalid(a, "D is not 16-byte aligned");
+  a = valid_args();
+  a.c = fake<const __half>(0x30000e);
+  expect_invalid(a, "C is not 16-byte aligned");
+  a = valid_args();
+  a.lda = 301;
+  expect_invalid(a, "lda = 301 is not a multiple of 16 bytes");
+  a = valid_args();
+  a.ldd = 204;
+  expect_invalid(a, "ldd = 204 is not a multiple of 16 bytes");
   // f32 D: 4 elements per 16 bytes.
   GemmNN::Arguments f;
-  f.m = 10; f.n = 10; f.k = 16;
-  f.a = fake<const __nv_bfloat16>(0x100000); f.lda = 16;
-  f.b = fake<const __nv_bfloat16>(0x200000); f.ldb = 16;
-  f.d = fake<float>(0x400000); f.ldd = 12; f.layout_cd = Layout::kColumnMajor;
+  f.m = 10;
+  f.n = 10;
+  f.k = 16;
+  f.a = fake<const __nv_bfloat16>(0x100000);
+  f.lda = 16;
+  f.b = fake<const __nv_bfloat16>(0x200000);
+  f.ldb = 16;
+  f.d = fake<float>(0x400000);
+  f.ldd = 12;
+  f.layout_cd = Layout::kColumnMajor;
   EXPECT_TRUE(GemmNN::check_arguments(f).ok()) << GemmNN::check_arguments(f).message();
   f.ldd = 14;  // 56 bytes: refused where 16-byte alignment is needed, the narrow kernel's otherwise
-  using GemmNNStrict = tilepipe::GemmMultistage<__nv_bfloat16, float, Layout::kColumnMajor, Layout::kColumnMajor,
-                                                3, tilepipe::Identity, Portable, false, /*AnyAlignment=*/false>;
+  using GemmNNStrict =
+      tilepipe::GemmMultistage<__nv_bfloat16, float, Layout::kColumnMajor, Layout::kColumnMajor, 3,
+                               tilepipe::Identity, Portable, false, /*AnyAlignment=*/false>;
   const Status s = GemmNNStrict::check_arguments(f);
   EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
-  EXPECT_NE(s.message().find("ldd = 14 is not a multiple of 16 bytes (4 elements)"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("ldd = 14 is not a multiple of 16 bytes (4 elements)"),
+            std::string::npos)
+      << s.message();
   EXPECT_TRUE(GemmNN::check_arguments(f).ok()) << GemmNN::check_arguments(f).message();
   EXPECT_FALSE(GemmNN::vector_aligned(f));
 }
@@ -215,20 +324,28 @@ TEST(GemmArguments, F32InputsMoveInFourElementVectors) {
   // dimensions and batch strides in 4-element steps; without the narrow kernel, anything else is
   // refused, naming it. The default (narrow kernel compiled in) takes it, and refuses only a
   // pointer off its element.
-  using GemmF32Strict = tilepipe::GemmMultistage<float, float, Layout::kRowMajor, Layout::kColumnMajor, 3,
-                                                 tilepipe::Identity,
-                                                 tilepipe::DefaultF32TileConfig<tilepipe::MathTF32>,
-                                                 false, /*AnyAlignment=*/false>;
+  using GemmF32Strict = tilepipe::GemmMultistage<
+      float, float, Layout::kRowMajor, Layout::kColumnMajor, 3, tilepipe::Identity,
+      tilepipe::DefaultF32TileConfig<tilepipe::MathTF32>, false, /*AnyAlignment=*/false>;
   using GemmF32 = tilepipe::GemmMultistage<float, float, Layout::kRowMajor, Layout::kColumnMajor, 3,
                                            tilepipe::Identity,
                                            tilepipe::DefaultF32TileConfig<tilepipe::MathTF32>>;
   GemmF32::Arguments f;
-  f.m = 10; f.n = 10; f.k = 17;
-  f.a = fake<const float>(0x100000); f.lda = 20;
-  f.b = fake<const float>(0x200000); f.ldb = 20;
-  f.d = fake<float>(0x400000); f.ldd = 12;
-  f.batch_count = 2; f.batch_stride_a = 200; f.batch_stride_b = 200; f.batch_stride_d = 120;
-  EXPECT_TRUE(GemmF32Strict::check_arguments(f).ok()) << GemmF32Strict::check_arguments(f).message();
+  f.m = 10;
+  f.n = 10;
+  f.k = 17;
+  f.a = fake<const float>(0x100000);
+  f.lda = 20;
+  f.b = fake<const float>(0x200000);
+  f.ldb = 20;
+  f.d = fake<float>(0x400000);
+  f.ldd = 12;
+  f.batch_count = 2;
+  f.batch_stride_a = 200;
+  f.batch_stride_b = 200;
+  f.batch_stride_d = 120;
+  EXPECT_TRUE(GemmF32Strict::check_arguments(f).ok())
+      << GemmF32Strict::check_arguments(f).message();
   EXPECT_TRUE(GemmF32::vector_aligned(f));
   auto expect = [](const GemmF32::Arguments& args, const std::string& names) {
     const Status s = GemmF32Strict::check_arguments(args);
@@ -238,11 +355,20 @@ TEST(GemmArguments, F32InputsMoveInFourElementVectors) {
     EXPECT_TRUE(GemmF32::check_arguments(args).ok()) << GemmF32::check_arguments(args).message();
     EXPECT_FALSE(GemmF32::vector_aligned(args));
   };
-  auto g = f; g.lda = 18; expect(g, "lda = 18 is not a multiple of 16 bytes (4 elements");
-  g = f; g.ldb = 22; expect(g, "ldb = 22 is not a multiple of 16 bytes (4 elements");
-  g = f; g.a = fake<const float>(0x100008); expect(g, "A is not 16-byte aligned");
-  g = f; g.batch_stride_b = 202; expect(g, "batch_stride_b = 202 is not a multiple of 16 bytes (4 elements");
-  g = f; g.b = fake<const float>(0x200002);
+  auto g = f;
+  g.lda = 18;
+  expect(g, "lda = 18 is not a multiple of 16 bytes (4 elements");
+  g = f;
+  g.ldb = 22;
+  expect(g, "ldb = 22 is not a multiple of 16 bytes (4 elements");
+  g = f;
+  g.a = fake<const float>(0x100008);
+  expect(g, "A is not 16-byte aligned");
+  g = f;
+  g.batch_stride_b = 202;
+  expect(g, "batch_stride_b = 202 is not a multiple of 16 bytes (4 elements");
+  g = f;
+  g.b = fake<const float>(0x200002);
   const Status s = GemmF32::check_arguments(g);
   EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
   EXPECT_NE(s.message().find("B"), std::string::npos) << s.message();
@@ -278,16 +404,22 @@ TEST(GemmArguments, Tf32HopperTierIsKMajorOnly) {
   using Sm90F16 = tilepipe::GemmSm90<__half, float, Layout::kRowMajor, Layout::kColumnMajor, 4>;
   static_assert(Sm90F32::kTileK == 32 && Sm90F16::kTileK == 64);
   static_assert(Sm90F32::Mainloop::Loader::kBytesPerStage == 48 * 1024 &&
-                Sm90F32::Mainloop::Loader::kBytesPerStage == Sm90F16::Mainloop::Loader::kBytesPerStage);
+                Sm90F32::Mainloop::Loader::kBytesPerStage ==
+                    Sm90F16::Mainloop::Loader::kBytesPerStage);
   static_assert(Sm90F32::kSharedBytes == Sm90F16::kSharedBytes);
   static_assert(Sm90F32::Mainloop::k_tiles(33) == 2 && Sm90F32::Mainloop::k_tiles(32) == 1);
 
   // Its checks count k in 32-float k-tiles: split-K is refused only where K spans more than one.
   Sm90F32::Arguments f;
-  f.m = 10; f.n = 10; f.k = 32;
-  f.a = fake<const float>(0x100000); f.lda = 40;
-  f.b = fake<const float>(0x200000); f.ldb = 40;
-  f.d = fake<float>(0x400000); f.ldd = 12;
+  f.m = 10;
+  f.n = 10;
+  f.k = 32;
+  f.a = fake<const float>(0x100000);
+  f.lda = 40;
+  f.b = fake<const float>(0x200000);
+  f.ldb = 40;
+  f.d = fake<float>(0x400000);
+  f.ldd = 12;
   f.split_k = 2;
   EXPECT_TRUE(Sm90F32::check_arguments(f).ok()) << Sm90F32::check_arguments(f).message();
   f.k = 33;
@@ -295,7 +427,8 @@ TEST(GemmArguments, Tf32HopperTierIsKMajorOnly) {
   EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
   EXPECT_NE(s.message().find("does not split K"), std::string::npos) << s.message();
   // And TMA's 16 bytes: 4 floats.
-  f.split_k = 1; f.lda = 42;
+  f.split_k = 1;
+  f.lda = 42;
   EXPECT_NE(Sm90F32::check_arguments(f).message().find("lda = 42"), std::string::npos)
       << Sm90F32::check_arguments(f).message();
 }
@@ -303,27 +436,33 @@ TEST(GemmArguments, Tf32HopperTierIsKMajorOnly) {
 TEST(GemmArguments, SimtF32TakesTheArgumentsOfTf32) {
   // MathSimtF32 moves A and B through the same ring and tile as MathTF32: the same arguments type,
   // shared memory, threads, and the same verdict (and message) on every argument set.
-  using Tf32 = tilepipe::GemmMultistage<float, float, Layout::kColumnMajor, Layout::kRowMajor, 3,
-                                        tilepipe::Identity,
-                                        tilepipe::DefaultF32TileConfig<tilepipe::MathTF32>,
-                                        false, /*AnyAlignment=*/false>;
-  using Simt = tilepipe::GemmMultistage<float, float, Layout::kColumnMajor, Layout::kRowMajor, 3,
-                                        tilepipe::Identity,
-                                        tilepipe::DefaultF32TileConfig<tilepipe::MathSimtF32>,
-                                        false, /*AnyAlignment=*/false>;
+  using Tf32 = tilepipe::GemmMultistage<
+      float, float, Layout::kColumnMajor, Layout::kRowMajor, 3, tilepipe::Identity,
+      tilepipe::DefaultF32TileConfig<tilepipe::MathTF32>, false, /*AnyAlignment=*/false>;
+  using Simt = tilepipe::GemmMultistage<
+      float, float, Layout::kColumnMajor, Layout::kRowMajor, 3, tilepipe::Identity,
+      tilepipe::DefaultF32TileConfig<tilepipe::MathSimtF32>, false, /*AnyAlignment=*/false>;
   static_assert(std::is_same_v<Tf32::Arguments, Simt::Arguments>, "one arguments type for f32");
   static_assert(Tf32::kSharedBytes == Simt::kSharedBytes && Tf32::kThreads == Simt::kThreads,
                 "the same tile and ring");
   static_assert(!Simt::kHasHopperTier, "MathSimtF32 runs on the Ampere tier");
   Simt::Arguments f;
-  f.m = 10; f.n = 10; f.k = 17;
-  f.a = fake<const float>(0x100000); f.lda = 12;
-  f.b = fake<const float>(0x200000); f.ldb = 12;
-  f.d = fake<float>(0x400000); f.ldd = 12;
+  f.m = 10;
+  f.n = 10;
+  f.k = 17;
+  f.a = fake<const float>(0x100000);
+  f.lda = 12;
+  f.b = fake<const float>(0x200000);
+  f.ldb = 12;
+  f.d = fake<float>(0x400000);
+  f.ldd = 12;
   EXPECT_TRUE(Simt::check_arguments(f).ok()) << Simt::check_arguments(f).message();
-  auto g = f; g.lda = 14;
-  auto h = f; h.b = fake<const float>(0x200004);
-  auto i = f; i.ldb = 8;  // below N (B row-major)
+  auto g = f;
+  g.lda = 14;
+  auto h = f;
+  h.b = fake<const float>(0x200004);
+  auto i = f;
+  i.ldb = 8;  // below N (B row-major)
   for (const auto& args : {g, h, i}) {
     const Status s = Simt::check_arguments(args);
     EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
@@ -334,25 +473,46 @@ TEST(GemmArguments, SimtF32TakesTheArgumentsOfTf32) {
 TEST(GemmArguments, BatchStrides) {
   auto a = valid_args();
   a.batch_count = 3;
-  a.batch_stride_a = 100 * 304; a.batch_stride_b = 200 * 304;
-  a.batch_stride_c = 100 * 200; a.batch_stride_d = 100 * 200;
+  a.batch_stride_a = 100 * 304;
+  a.batch_stride_b = 200 * 304;
+  a.batch_stride_c = 100 * 200;
+  a.batch_stride_d = 100 * 200;
   a.d = fake<__half>(0x4000000);  // far from the inputs' batches
   EXPECT_TRUE(Gemm::check_arguments(a).ok()) << Gemm::check_arguments(a).message();
-  auto b = a; b.batch_stride_d = 100 * 200 - 8; expect_invalid(b, "batch_stride_d = 19992 makes the D matrices");
-  b = a; b.batch_stride_d = 0; expect_invalid(b, "batch_stride_d = 0");
-  b = a; b.batch_stride_a = 12; expect_invalid(b, "batch_stride_a = 12 is not a multiple of 16 bytes");
-  b = a; b.batch_stride_c = -8; expect_invalid(b, "batch_stride_c = -8 is negative");
-  b = a; b.batch_stride_b = 0;  // broadcasting B is fine
+  auto b = a;
+  b.batch_stride_d = 100 * 200 - 8;
+  expect_invalid(b, "batch_stride_d = 19992 makes the D matrices");
+  b = a;
+  b.batch_stride_d = 0;
+  expect_invalid(b, "batch_stride_d = 0");
+  b = a;
+  b.batch_stride_a = 12;
+  expect_invalid(b, "batch_stride_a = 12 is not a multiple of 16 bytes");
+  b = a;
+  b.batch_stride_c = -8;
+  expect_invalid(b, "batch_stride_c = -8 is negative");
+  b = a;
+  b.batch_stride_b = 0;  // broadcasting B is fine
   EXPECT_TRUE(Gemm::check_arguments(b).ok()) << Gemm::check_arguments(b).message();
 }
 
 TEST(GemmArguments, Aliasing) {
-  auto a = valid_args(); a.d = fake<__half>(0x100000 + 64); expect_invalid(a, "D overlaps A");
-  a = valid_args(); a.d = fake<__half>(0x200000); expect_invalid(a, "D overlaps B");
-  a = valid_args(); a.c = fake<const __half>(0x400000 + 16); expect_invalid(a, "C overlaps D");
-  a = valid_args(); a.c = a.d; a.ldc = 208; a.ldd = 208; // exact in-place update is allowed
+  auto a = valid_args();
+  a.d = fake<__half>(0x100000 + 64);
+  expect_invalid(a, "D overlaps A");
+  a = valid_args();
+  a.d = fake<__half>(0x200000);
+  expect_invalid(a, "D overlaps B");
+  a = valid_args();
+  a.c = fake<const __half>(0x400000 + 16);
+  expect_invalid(a, "C overlaps D");
+  a = valid_args();
+  a.c = a.d;
+  a.ldc = 208;
+  a.ldd = 208;  // exact in-place update is allowed
   EXPECT_TRUE(Gemm::check_arguments(a).ok()) << Gemm::check_arguments(a).message();
-  a.ldc = 200; expect_invalid(a, "C overlaps D");
+  a.ldc = 200;
+  expect_invalid(a, "C overlaps D");
 }
 
 TEST(GemmArguments, EmptyProblemsNeedNothing) {
@@ -398,10 +558,12 @@ TEST(DefaultGemmPolicy, FollowsTheTargetsOfTheBuild) {
   static_assert(DefaultGemmPolicy<2>::Tile::kK == (deep ? 64 : 32));
 #endif
   // Never a ring that some target of the build cannot hold, at any stage count.
-  static_assert(sizeof(tilepipe::GemmMultistage<__half, __half, Layout::kRowMajor, Layout::kColumnMajor,
-                                                4>::Mainloop::SharedStorage) <= std::size_t(smem));
+  static_assert(
+      sizeof(tilepipe::GemmMultistage<__half, __half, Layout::kRowMajor, Layout::kColumnMajor,
+                                      4>::Mainloop::SharedStorage) <= std::size_t(smem));
   static_assert(DefaultGemmPolicy<5>::Tile::kK == 32 && DefaultGemmPolicy<6>::Tile::kK == 32);
-  static_assert(std::is_same_v<DefaultGemmPolicy<4>::Warp, tilepipe::GemmShape<64, 64, DefaultGemmPolicy<4>::Tile::kK>>);
+  static_assert(std::is_same_v<DefaultGemmPolicy<4>::Warp,
+                               tilepipe::GemmShape<64, 64, DefaultGemmPolicy<4>::Tile::kK>>);
   std::printf("targets' smallest shared memory per block %d KB: DefaultGemmPolicy<4> is %dx%dx%d\n",
               smem / 1024, DefaultGemmPolicy<4>::Tile::kM, DefaultGemmPolicy<4>::Tile::kN,
               DefaultGemmPolicy<4>::Tile::kK);
@@ -423,10 +585,12 @@ TEST(DefaultGemmPolicy, DeepTileIsRefusedWhereItDoesNotFit) {
 
 namespace {
 
-using GemmSK = tilepipe::GemmMultistageSplitK<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 4,
-                                              tilepipe::Identity, Portable>;
-using GemmSKCol = tilepipe::GemmMultistageSplitK<__nv_bfloat16, float, Layout::kColumnMajor,
-                                                 Layout::kRowMajor, 3, tilepipe::Identity, Portable>;
+using GemmSK =
+    tilepipe::GemmMultistageSplitK<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 4,
+                                   tilepipe::Identity, Portable>;
+using GemmSKCol =
+    tilepipe::GemmMultistageSplitK<__nv_bfloat16, float, Layout::kColumnMajor, Layout::kRowMajor, 3,
+                                   tilepipe::Identity, Portable>;
 
 // valid_args() with K = 300 cut into 4 slices of the default tile's 32-deep k-tiles (10 k-tiles:
 // 3 + 3 + 2 + 2, the last ending at K), and a workspace of exactly the size it needs, away from
@@ -466,16 +630,25 @@ TEST(GemmArgumentsSplitK, ValidSplitPasses) {
   const Status s = GemmSK::check_arguments(a);
   EXPECT_TRUE(s.ok()) << s.message();
   // More workspace than needed is fine.
-  auto b = a; b.workspace_bytes += 1000;
+  auto b = a;
+  b.workspace_bytes += 1000;
   EXPECT_TRUE(GemmSK::check_arguments(b).ok());
 }
 
 TEST(GemmArgumentsSplitK, SplitKBelowOneIsRefused) {
-  auto a = split_args(); a.split_k = 0; expect_split_invalid(a, "split_k = 0 is less than 1");
-  a = split_args(); a.split_k = -3; expect_split_invalid(a, "split_k = -3");
+  auto a = split_args();
+  a.split_k = 0;
+  expect_split_invalid(a, "split_k = 0 is less than 1");
+  a = split_args();
+  a.split_k = -3;
+  expect_split_invalid(a, "split_k = -3");
   // Also without split-K compiled in, and for an empty problem.
-  a = valid_args(); a.split_k = 0; expect_invalid(a, "split_k = 0");
-  Gemm::Arguments empty; empty.split_k = 0; expect_invalid(empty, "split_k = 0");
+  a = valid_args();
+  a.split_k = 0;
+  expect_invalid(a, "split_k = 0");
+  Gemm::Arguments empty;
+  empty.split_k = 0;
+  expect_invalid(empty, "split_k = 0");
 }
 
 TEST(GemmArgumentsSplitK, MissingOrSmallWorkspaceIsRefused) {
@@ -484,17 +657,31 @@ TEST(GemmArgumentsSplitK, MissingOrSmallWorkspaceIsRefused) {
   a.workspace = nullptr;
   expect_split_invalid(a, "workspace is a null pointer");
   expect_split_invalid(a, needed + " bytes");  // the message says how much is needed
-  a = split_args(); a.workspace_bytes -= 1;
-  expect_split_invalid(a, "workspace_bytes = " + std::to_string(a.workspace_bytes) + " is less than the " + needed);
-  a = split_args(); a.workspace_bytes = 0; expect_split_invalid(a, "workspace_bytes = 0");
-  a = split_args(); a.workspace = fake<void>(0x1000008); expect_split_invalid(a, "workspace is not 16-byte aligned");
+  a = split_args();
+  a.workspace_bytes -= 1;
+  expect_split_invalid(
+      a, "workspace_bytes = " + std::to_string(a.workspace_bytes) + " is less than the " + needed);
+  a = split_args();
+  a.workspace_bytes = 0;
+  expect_split_invalid(a, "workspace_bytes = 0");
+  a = split_args();
+  a.workspace = fake<void>(0x1000008);
+  expect_split_invalid(a, "workspace is not 16-byte aligned");
 }
 
 TEST(GemmArgumentsSplitK, WorkspaceMustNotOverlapTheMatrices) {
-  auto a = split_args(); a.workspace = fake<void>(0x400000 + 1024); expect_split_invalid(a, "workspace overlaps D");
-  a = split_args(); a.workspace = fake<void>(0x100000 - 16); expect_split_invalid(a, "workspace overlaps A");
-  a = split_args(); a.workspace = fake<void>(0x200000 + 32); expect_split_invalid(a, "workspace overlaps B");
-  a = split_args(); a.workspace = fake<void>(0x300000); expect_split_invalid(a, "workspace overlaps C");
+  auto a = split_args();
+  a.workspace = fake<void>(0x400000 + 1024);
+  expect_split_invalid(a, "workspace overlaps D");
+  a = split_args();
+  a.workspace = fake<void>(0x100000 - 16);
+  expect_split_invalid(a, "workspace overlaps A");
+  a = split_args();
+  a.workspace = fake<void>(0x200000 + 32);
+  expect_split_invalid(a, "workspace overlaps B");
+  a = split_args();
+  a.workspace = fake<void>(0x300000);
+  expect_split_invalid(a, "workspace overlaps C");
   // C is not read with beta == 0, so the workspace may lie on it then.
   a.beta = 0.0f;
   EXPECT_TRUE(GemmSK::check_arguments(a).ok()) << GemmSK::check_arguments(a).message();
@@ -502,19 +689,30 @@ TEST(GemmArgumentsSplitK, WorkspaceMustNotOverlapTheMatrices) {
 
 TEST(GemmArgumentsSplitK, OneEffectiveSliceNeedsNoWorkspace) {
   // K = 20 fits in one 32-deep k-tile: split_k = 8 runs the ordinary kernel, no workspace.
-  auto a = valid_args(); a.k = 20; a.lda = 24; a.ldb = 24; a.split_k = 8;
+  auto a = valid_args();
+  a.k = 20;
+  a.lda = 24;
+  a.ldb = 24;
+  a.split_k = 8;
   EXPECT_EQ(GemmSK::split_k_slices(a).count, 1);
   EXPECT_EQ(GemmSK::workspace_size(a), 0u);
   EXPECT_TRUE(GemmSK::check_arguments(a).ok()) << GemmSK::check_arguments(a).message();
   EXPECT_TRUE(Gemm::check_arguments(a).ok()) << "no split-K runs, so no split-K support is needed";
   // K = 0 (D = beta * C) with split_k > 1: one slice, nothing needed from A, B or the workspace.
-  a.k = 0; a.a = nullptr; a.b = nullptr; a.lda = 0; a.ldb = 0;
+  a.k = 0;
+  a.a = nullptr;
+  a.b = nullptr;
+  a.lda = 0;
+  a.ldb = 0;
   EXPECT_EQ(GemmSK::split_k_slices(a).count, 1);
   EXPECT_EQ(GemmSK::workspace_size(a), 0u);
   EXPECT_TRUE(GemmSK::check_arguments(a).ok()) << GemmSK::check_arguments(a).message();
   // Empty outputs need no workspace either.
-  a = split_args(); a.m = 0; EXPECT_EQ(GemmSK::workspace_size(a), 0u);
-  a.workspace = nullptr; EXPECT_TRUE(GemmSK::check_arguments(a).ok());
+  a = split_args();
+  a.m = 0;
+  EXPECT_EQ(GemmSK::workspace_size(a), 0u);
+  a.workspace = nullptr;
+  EXPECT_TRUE(GemmSK::check_arguments(a).ok());
 }
 
 TEST(GemmArgumentsSplitK, WithoutSplitKCompiledInItIsRefused) {
@@ -527,10 +725,20 @@ TEST(GemmArgumentsSplitK, WithoutSplitKCompiledInItIsRefused) {
 TEST(GemmArgumentsSplitK, WorkspaceSizeFollowsTheLayoutOfD) {
   // Column-major D (bf16 -> f32): slabs of N columns of M rows, M rounded up to 4 floats; batches.
   GemmSKCol::Arguments f;
-  f.m = 10; f.n = 7; f.k = 1000; f.batch_count = 3;
-  f.a = fake<const __nv_bfloat16>(0x100000); f.lda = 16; f.batch_stride_a = 16 * 1000;
-  f.b = fake<const __nv_bfloat16>(0x200000); f.ldb = 8; f.batch_stride_b = 8 * 1000;
-  f.d = fake<float>(0x400000); f.ldd = 12; f.batch_stride_d = 12 * 7; f.layout_cd = Layout::kColumnMajor;
+  f.m = 10;
+  f.n = 7;
+  f.k = 1000;
+  f.batch_count = 3;
+  f.a = fake<const __nv_bfloat16>(0x100000);
+  f.lda = 16;
+  f.batch_stride_a = 16 * 1000;
+  f.b = fake<const __nv_bfloat16>(0x200000);
+  f.ldb = 8;
+  f.batch_stride_b = 8 * 1000;
+  f.d = fake<float>(0x400000);
+  f.ldd = 12;
+  f.batch_stride_d = 12 * 7;
+  f.layout_cd = Layout::kColumnMajor;
   f.split_k = 5;
   const tilepipe::SplitKSlices slices = GemmSKCol::split_k_slices(f);  // 32 k-tiles: 7 7 6 6 6
   EXPECT_EQ(slices.count, 5);
@@ -546,9 +754,13 @@ TEST(GemmArgumentsSplitK, WorkspaceSizeFollowsTheLayoutOfD) {
 TEST(GemmArgumentsSplitK, SlicesBeyondTheGridAreRefused) {
   // K of 70000 k-tiles, one k-tile a slice: more slices than gridDim.y holds.
   auto a = valid_args();
-  a.k = 32 * 70000; a.lda = a.k; a.ldb = a.k;
-  a.a = fake<const __half>(0x100000000ull); a.b = fake<const __half>(0x300000000ull);
-  a.c = fake<const __half>(0x500000000ull); a.d = fake<__half>(0x510000000ull);
+  a.k = 32 * 70000;
+  a.lda = a.k;
+  a.ldb = a.k;
+  a.a = fake<const __half>(0x100000000ull);
+  a.b = fake<const __half>(0x300000000ull);
+  a.c = fake<const __half>(0x500000000ull);
+  a.d = fake<__half>(0x510000000ull);
   a.split_k = 70000;
   a.workspace = fake<void>(0x600000000ull);
   a.workspace_bytes = GemmSK::workspace_size(a);
@@ -580,9 +792,18 @@ template <class Op>
 typename GemmOp<Op>::Arguments args_with(const Op& op) {
   const Gemm::Arguments base = valid_args();
   typename GemmOp<Op>::Arguments a;
-  a.m = base.m; a.n = base.n; a.k = base.k;
-  a.a = base.a; a.lda = base.lda; a.b = base.b; a.ldb = base.ldb;
-  a.c = base.c; a.ldc = base.ldc; a.d = base.d; a.ldd = base.ldd; a.beta = base.beta;
+  a.m = base.m;
+  a.n = base.n;
+  a.k = base.k;
+  a.a = base.a;
+  a.lda = base.lda;
+  a.b = base.b;
+  a.ldb = base.ldb;
+  a.c = base.c;
+  a.ldc = base.ldc;
+  a.d = base.d;
+  a.ldd = base.ldd;
+  a.beta = base.beta;
   a.output_op = op;
   return a;
 }
@@ -598,8 +819,10 @@ void expect_op_invalid(const Op& op, const std::string& names) {
 }  // namespace
 
 TEST(GemmOutputOp, BiasAndScaleNeedAlignedPointers) {
-  using tilepipe::BiasPerCol; using tilepipe::BiasPerRow;
-  using tilepipe::ScalePerCol; using tilepipe::ScalePerRow;
+  using tilepipe::BiasPerCol;
+  using tilepipe::BiasPerRow;
+  using tilepipe::ScalePerCol;
+  using tilepipe::ScalePerRow;
   expect_op_invalid(BiasPerCol<float>{}, "BiasPerCol::bias");
   expect_op_invalid(BiasPerRow<__half>{}, "BiasPerRow::bias");
   expect_op_invalid(ScalePerRow<float>{}, "ScalePerRow::scale");
@@ -607,18 +830,22 @@ TEST(GemmOutputOp, BiasAndScaleNeedAlignedPointers) {
   expect_op_invalid(BiasPerCol<float>{fake<const float>(0x500002)}, "not aligned");
   expect_op_invalid(BiasPerRow<__half>{fake<const __half>(0x500001)}, "not aligned");
   // The message says how many values the vector must hold: N per column, M per row.
-  expect_op_invalid(BiasPerCol<float>{}, std::to_string(valid_args().n) + " values, one per column");
+  expect_op_invalid(BiasPerCol<float>{},
+                    std::to_string(valid_args().n) + " values, one per column");
   expect_op_invalid(ScalePerRow<float>{}, std::to_string(valid_args().m) + " values, one per row");
   EXPECT_TRUE(GemmOp<BiasPerCol<float>>::check_arguments(
-                  args_with(BiasPerCol<float>{fake<const float>(0x500004)})).ok());
+                  args_with(BiasPerCol<float>{fake<const float>(0x500004)}))
+                  .ok());
   EXPECT_TRUE(GemmOp<BiasPerRow<__half>>::check_arguments(
-                  args_with(BiasPerRow<__half>{fake<const __half>(0x500002)})).ok());
+                  args_with(BiasPerRow<__half>{fake<const __half>(0x500002)}))
+                  .ok());
 }
 
 TEST(GemmOutputOp, ClampBoundsMustBeOrdered) {
   expect_op_invalid(tilepipe::Clamp{1.0f, -1.0f}, "Clamp::lo");
   expect_op_invalid(tilepipe::Clamp{std::nanf(""), 1.0f}, "Clamp::lo");
-  EXPECT_TRUE(GemmOp<tilepipe::Clamp>::check_arguments(args_with(tilepipe::Clamp{-1.0f, 1.0f})).ok());
+  EXPECT_TRUE(
+      GemmOp<tilepipe::Clamp>::check_arguments(args_with(tilepipe::Clamp{-1.0f, 1.0f})).ok());
 }
 
 TEST(GemmOutputOp, ChainChecksEveryOperator) {
@@ -664,11 +891,21 @@ using Tf32TN = tilepipe::GemmMultistage<float, float, Layout::kRowMajor, Layout:
 // row-major, C = D in place; the workspace far from all of them.
 Tf32NN::Arguments tf32_nn_args() {
   Tf32NN::Arguments a;
-  a.m = 100; a.n = 200; a.k = 301;
-  a.a = fake<const float>(0x1000000); a.lda = 104; a.batch_stride_a = 104 * 301;
-  a.b = fake<const float>(0x2000000); a.ldb = 304; a.batch_stride_b = 304 * 200;
-  a.d = fake<float>(0x3000000); a.ldd = 200; a.batch_stride_d = 200 * 100;
-  a.c = a.d; a.ldc = a.ldd; a.batch_stride_c = a.batch_stride_d;
+  a.m = 100;
+  a.n = 200;
+  a.k = 301;
+  a.a = fake<const float>(0x1000000);
+  a.lda = 104;
+  a.batch_stride_a = 104 * 301;
+  a.b = fake<const float>(0x2000000);
+  a.ldb = 304;
+  a.batch_stride_b = 304 * 200;
+  a.d = fake<float>(0x3000000);
+  a.ldd = 200;
+  a.batch_stride_d = 200 * 100;
+  a.c = a.d;
+  a.ldc = a.ldd;
+  a.batch_stride_c = a.batch_stride_d;
   a.beta = 1.0f;
   a.batch_count = 3;
   a.workspace = fake<void>(0x8000000);
@@ -690,17 +927,22 @@ TEST(GemmArgumentsTf32Copy, WorkspaceSize) {
   // A's copy: 100 rows of 304 floats (301 rounded up to 4), one per batch.
   EXPECT_EQ(a.workspace_bytes, std::size_t(3) * 100 * 304 * 4);
   EXPECT_TRUE(Tf32NN::check_arguments(a).ok()) << Tf32NN::check_arguments(a).message();
-  auto b = a; b.batch_stride_a = 0;  // one A for every batch: one copy
+  auto b = a;
+  b.batch_stride_a = 0;  // one A for every batch: one copy
   EXPECT_EQ(Tf32NN::workspace_size(b), std::size_t(100) * 304 * 4);
-  b = a; b.k = 0;  // nothing read, nothing copied
+  b = a;
+  b.k = 0;  // nothing read, nothing copied
   EXPECT_EQ(Tf32NN::workspace_size(b), 0u);
-  b = a; b.lda = 101;  // not 16-byte aligned: the narrow kernel, no copy
+  b = a;
+  b.lda = 101;  // not 16-byte aligned: the narrow kernel, no copy
   EXPECT_EQ(Tf32NN::workspace_size(b), 0u);
-  b = a; b.n = 0;
+  b = a;
+  b.n = 0;
   EXPECT_EQ(Tf32NN::workspace_size(b), 0u);
   // Both copies for A column-major and B row-major (B's after A's), none for TN.
   Tf32NT::Arguments nt = a;
-  nt.ldb = 200; nt.batch_stride_b = 200 * 301;
+  nt.ldb = 200;
+  nt.batch_stride_b = 200 * 301;
   EXPECT_EQ(Tf32NT::workspace_size(nt), std::size_t(3) * (100 + 200) * 304 * 4);
   EXPECT_EQ(Tf32TN::workspace_size(a), 0u);
   const auto w = tilepipe::KMajorWorkspace::make(true, true, 100, 200, 301, 3, 1, 1);
@@ -719,20 +961,28 @@ TEST(GemmArgumentsTf32Copy, NoWorkspaceIsValid) {
 
 TEST(GemmArgumentsTf32Copy, MisusedWorkspaceIsRefused) {
   const std::string needed = std::to_string(tf32_nn_args().workspace_bytes);
-  auto a = tf32_nn_args(); a.workspace_bytes -= 4;
-  expect_copy_invalid(a, "workspace_bytes = " + std::to_string(a.workspace_bytes) + " is less than the " + needed);
-  a = tf32_nn_args(); a.workspace_bytes = 0;
+  auto a = tf32_nn_args();
+  a.workspace_bytes -= 4;
+  expect_copy_invalid(
+      a, "workspace_bytes = " + std::to_string(a.workspace_bytes) + " is less than the " + needed);
+  a = tf32_nn_args();
+  a.workspace_bytes = 0;
   expect_copy_invalid(a, "workspace_bytes = 0 is less than");
-  a = tf32_nn_args(); a.workspace = fake<void>(0x8000008);
+  a = tf32_nn_args();
+  a.workspace = fake<void>(0x8000008);
   expect_copy_invalid(a, "workspace is not 16-byte aligned");
-  a = tf32_nn_args(); a.workspace = fake<void>(0x3000000 + 64);
+  a = tf32_nn_args();
+  a.workspace = fake<void>(0x3000000 + 64);
   expect_copy_invalid(a, "the tf32 copy workspace overlaps D");
-  a = tf32_nn_args(); a.workspace = fake<void>(0x1000000 - 1024);
+  a = tf32_nn_args();
+  a.workspace = fake<void>(0x1000000 - 1024);
   expect_copy_invalid(a, "the tf32 copy workspace overlaps A");
-  a = tf32_nn_args(); a.workspace = fake<void>(0x2000000 + 1024);
+  a = tf32_nn_args();
+  a.workspace = fake<void>(0x2000000 + 1024);
   expect_copy_invalid(a, "the tf32 copy workspace overlaps B");
   // More than needed is fine.
-  a = tf32_nn_args(); a.workspace_bytes += 1000;
+  a = tf32_nn_args();
+  a.workspace_bytes += 1000;
   EXPECT_TRUE(Tf32NN::check_arguments(a).ok()) << Tf32NN::check_arguments(a).message();
 }
 
@@ -740,9 +990,9 @@ TEST(GemmArgumentsTf32Copy, MisusedWorkspaceIsRefused) {
 
 namespace {
 
-using GemmStreamK = tilepipe::GemmMultistageStreamK<__half, __half, Layout::kRowMajor,
-                                                    Layout::kColumnMajor, 4, tilepipe::Identity,
-                                                    Portable, /*AnyAlignment=*/false>;
+using GemmStreamK =
+    tilepipe::GemmMultistageStreamK<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 4,
+                                    tilepipe::Identity, Portable, /*AnyAlignment=*/false>;
 
 // valid_args() (100 x 200 x 300: one 256 x 128 tile row, two tile columns, 10 k-tiles) on 3
 // stream-K blocks: 20 iterations as 7 + 7 + 6, both tiles split; a workspace of exactly its size.
@@ -778,25 +1028,42 @@ TEST(GemmArgumentsStreamK, ValidStreamKPasses) {
   EXPECT_TRUE(s.ok()) << s.message();
   EXPECT_EQ(p.k_chunks, GemmStreamK::kStreamKChunks);
   // More blocks than iterations: the grid shrinks to the 2 x 4 chunks.
-  auto many = a; many.stream_k = 1000;
+  auto many = a;
+  many.stream_k = 1000;
   EXPECT_EQ(GemmStreamK::stream_k_partition(many).blocks, 2 * GemmStreamK::kStreamKChunks);
   // Batches are more tiles: 3 batches of 2 tiles on 3 blocks divide evenly, so nothing is shared
   // and no workspace is needed.
-  auto batched = a; batched.batch_count = 3;
-  batched.batch_stride_a = 100 * 304; batched.batch_stride_b = 200 * 304;
+  auto batched = a;
+  batched.batch_count = 3;
+  batched.batch_stride_a = 100 * 304;
+  batched.batch_stride_b = 200 * 304;
   batched.batch_stride_c = batched.batch_stride_d = 100 * 200;
   EXPECT_EQ(GemmStreamK::stream_k_partition(batched).tiles, 6);
   EXPECT_EQ(GemmStreamK::workspace_size(batched), 0u);
 }
 
 TEST(GemmArgumentsStreamK, BadStreamKIsRefused) {
-  auto a = stream_args(); a.stream_k = -1; expect_stream_invalid(a, "stream_k = -1 is negative");
-  a = stream_args(); a.split_k = 2; expect_stream_invalid(a, "split_k = 2 and stream_k = 3");
-  a = stream_args(); a.workspace = nullptr; expect_stream_invalid(a, "workspace is a null pointer");
-  a = stream_args(); a.workspace_bytes -= 1; expect_stream_invalid(a, "is less than the");
-  a = stream_args(); a.workspace = fake<void>(0x1000004); expect_stream_invalid(a, "workspace is not 16-byte aligned");
-  a = stream_args(); a.workspace = fake<void>(0x400000 - 64); expect_stream_invalid(a, "stream-K workspace overlaps D");
-  a = stream_args(); a.workspace = fake<void>(0x300000 - 16); expect_stream_invalid(a, "stream-K workspace overlaps C");
+  auto a = stream_args();
+  a.stream_k = -1;
+  expect_stream_invalid(a, "stream_k = -1 is negative");
+  a = stream_args();
+  a.split_k = 2;
+  expect_stream_invalid(a, "split_k = 2 and stream_k = 3");
+  a = stream_args();
+  a.workspace = nullptr;
+  expect_stream_invalid(a, "workspace is a null pointer");
+  a = stream_args();
+  a.workspace_bytes -= 1;
+  expect_stream_invalid(a, "is less than the");
+  a = stream_args();
+  a.workspace = fake<void>(0x1000004);
+  expect_stream_invalid(a, "workspace is not 16-byte aligned");
+  a = stream_args();
+  a.workspace = fake<void>(0x400000 - 64);
+  expect_stream_invalid(a, "stream-K workspace overlaps D");
+  a = stream_args();
+  a.workspace = fake<void>(0x300000 - 16);
+  expect_stream_invalid(a, "stream-K workspace overlaps C");
   // Without stream-K compiled in it is refused, naming the alias that has it.
   a = stream_args();
   const Status s = Gemm::check_arguments(a);
@@ -806,14 +1073,19 @@ TEST(GemmArgumentsStreamK, BadStreamKIsRefused) {
 
 TEST(GemmArgumentsStreamK, NothingToShareNeedsNoStreamK) {
   // K = 0 (D = beta * C): stream-K does not run, so neither its support nor a workspace is needed.
-  auto a = valid_args(); a.k = 0; a.stream_k = 132;
+  auto a = valid_args();
+  a.k = 0;
+  a.stream_k = 132;
   EXPECT_FALSE(GemmStreamK::stream_k_runs(a));
   EXPECT_EQ(GemmStreamK::workspace_size(a), 0u);
   EXPECT_TRUE(Gemm::check_arguments(a).ok()) << Gemm::check_arguments(a).message();
   // Not 16-byte aligned (a GEMM that takes any alignment): the narrow kernel runs, whole.
-  using GemmStreamKAny = tilepipe::GemmMultistageStreamK<__half, __half, Layout::kRowMajor,
-                                                         Layout::kColumnMajor, 4, tilepipe::Identity, Portable>;
-  auto odd = valid_args(); odd.lda = 301; odd.stream_k = 132;
+  using GemmStreamKAny =
+      tilepipe::GemmMultistageStreamK<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 4,
+                                      tilepipe::Identity, Portable>;
+  auto odd = valid_args();
+  odd.lda = 301;
+  odd.stream_k = 132;
   EXPECT_FALSE(GemmStreamKAny::stream_k_runs(odd));
   EXPECT_EQ(GemmStreamKAny::workspace_size(odd), 0u);
   odd.lda = 304;

@@ -27,7 +27,6 @@ GemmAutoConfig select(std::int64_t m, std::int64_t n, std::int64_t k, int sms = 
   return GemmAutoHeuristic::select(m, n, k, batch, sms);
 }
 
-
 }  // namespace
 
 TEST(SplitKSlices, EvenNeverEmptyCoveringK) {
@@ -43,7 +42,8 @@ TEST(SplitKSlices, EvenNeverEmptyCoveringK) {
           ASSERT_EQ(s.begin(i), next) << "slices follow each other";
           ASSERT_EQ(s.begin(i) % tile_k, 0) << "slices start on a k-tile";
           const int e = s.extent(i);
-          if (k > 0) ASSERT_GT(e, 0) << "slice " << i << " of " << k << " / " << split << " is empty";
+          if (k > 0)
+            ASSERT_GT(e, 0) << "slice " << i << " of " << k << " / " << split << " is empty";
           if (i + 1 < s.count) {
             ASSERT_EQ(e % tile_k, 0) << "only the last slice ends inside a k-tile";
             shortest = std::min(shortest, e);
@@ -85,19 +85,19 @@ TEST(GemmAutoHeuristic, BenchmarkShapesOnH200) {
     GemmAutoConfig want;
   };
   const Case cases[] = {
-      {512, 512, 512, {Tile::kSmall, 1}},        // 64 Small tiles, 8 k-tiles: too short to split
-      {1024, 1024, 1024, {Tile::kSmall, 1}},     // 256 Small tiles; 16 k-tiles: too short to split
-      {2048, 2048, 2048, {Tile::kLarge, 1}},     // 128 Large tiles: one wave
+      {512, 512, 512, {Tile::kSmall, 1}},     // 64 Small tiles, 8 k-tiles: too short to split
+      {1024, 1024, 1024, {Tile::kSmall, 1}},  // 256 Small tiles; 16 k-tiles: too short to split
+      {2048, 2048, 2048, {Tile::kLarge, 1}},  // 128 Large tiles: one wave
       {4096, 4096, 4096, {Tile::kLarge, 1}},
       {8192, 8192, 8192, {Tile::kLarge, 1}},
       {16384, 16384, 16384, {Tile::kLarge, 1}},
-      {16, 4096, 4096, {Tile::kSmall, 4}},       // 64 Small tiles x 4 (64 k-tiles: 16 a slice)
-      {128, 4096, 4096, {Tile::kSmall, 4}},      // 128 x 4
+      {16, 4096, 4096, {Tile::kSmall, 4}},   // 64 Small tiles x 4 (64 k-tiles: 16 a slice)
+      {128, 4096, 4096, {Tile::kSmall, 4}},  // 128 x 4
       {1024, 4096, 4096, {Tile::kLarge, 1}},
       {8192, 4096, 4096, {Tile::kLarge, 1}},
-      {16, 14336, 4096, {Tile::kSmall, 4}},      // 224 x 4
-      {128, 14336, 4096, {Tile::kMedium, 1}},    // 112 Medium tiles: 0.85 of a wave
-      {1024, 14336, 4096, {Tile::kMedium, 1}},   // 448 Large tiles = 3.39 waves: Medium
+      {16, 14336, 4096, {Tile::kSmall, 4}},     // 224 x 4
+      {128, 14336, 4096, {Tile::kMedium, 1}},   // 112 Medium tiles: 0.85 of a wave
+      {1024, 14336, 4096, {Tile::kMedium, 1}},  // 448 Large tiles = 3.39 waves: Medium
       {8192, 14336, 4096, {Tile::kLarge, 1}},
       {16, 4096, 14336, {Tile::kSmall, 8}},
       {128, 4096, 14336, {Tile::kSmall, 4}},
@@ -106,8 +106,8 @@ TEST(GemmAutoHeuristic, BenchmarkShapesOnH200) {
   };
   for (const Case& c : cases) {
     const GemmAutoConfig got = select(c.m, c.n, c.k);
-    EXPECT_EQ(got, c.want) << c.m << "x" << c.n << "x" << c.k << ": got " << got.name()
-                           << ", want " << c.want.name();
+    EXPECT_EQ(got, c.want) << c.m << "x" << c.n << "x" << c.k << ": got " << got.name() << ", want "
+                           << c.want.name();
   }
   // Names, as the benchmark prints them.
   EXPECT_EQ(select(16, 4096, 4096).name(), "64x64x64/w32x32/s3,splitK=4");
@@ -150,17 +150,15 @@ TEST(GemmAutoHeuristic, HopperTilesForSmallProblems) {
       {256, 14336, 4096, {Tile::kLarge, 1}},         // 112 Large tiles
       {1000, 3000, 4104, {Tile::kLarge, 1}},         // 96 Large tiles: over half the SMs
       {64, 57344, 4096, {Tile::kHopper64x128, 1}},   // M <= 64 never takes the 128-row Large tile
-      {1024, 1024, 1024, {Tile::kHopper64x128, 1}},
-      {512, 512, 512, {Tile::kHopper64x64, 1}},
-      {2048, 2048, 2048, {Tile::kLarge, 1}},
-      {1024, 4096, 4096, {Tile::kLarge, 1}},
+      {1024, 1024, 1024, {Tile::kHopper64x128, 1}}, {512, 512, 512, {Tile::kHopper64x64, 1}},
+      {2048, 2048, 2048, {Tile::kLarge, 1}},        {1024, 4096, 4096, {Tile::kLarge, 1}},
       {8192, 8192, 8192, {Tile::kLarge, 1}},
   };
   for (const Case& c : cases) {
     const GemmAutoConfig got =
         GemmAutoHeuristic::select(c.m, c.n, c.k, 1, kH200Sms, tilepipe::GemmTier::kHopper);
-    EXPECT_EQ(got, c.want) << c.m << "x" << c.n << "x" << c.k << ": got " << got.name()
-                           << ", want " << c.want.name();
+    EXPECT_EQ(got, c.want) << c.m << "x" << c.n << "x" << c.k << ": got " << got.name() << ", want "
+                           << c.want.name();
     EXPECT_EQ(got.hopper_only(), got.tile == Tile::kHopper64x128 || got.tile == Tile::kHopper64x64);
   }
   EXPECT_EQ((GemmAutoConfig{Tile::kHopper64x128, 1}.name()), "64x128x64/s6,hopper");
@@ -176,7 +174,7 @@ TEST(GemmAutoHeuristic, EdgeShapes) {
   EXPECT_EQ(select(1, 1, 1), (GemmAutoConfig{Tile::kSmall, 1}));
   EXPECT_EQ(select(1, 4096, 4096), (GemmAutoConfig{Tile::kSmall, 4}));
   EXPECT_EQ(select(16, 4096, 1), (GemmAutoConfig{Tile::kSmall, 1}));
-  EXPECT_EQ(select(16, 4096, 0), (GemmAutoConfig{Tile::kSmall, 1}));  // K = 0: nothing to split
+  EXPECT_EQ(select(16, 4096, 0), (GemmAutoConfig{Tile::kSmall, 1}));    // K = 0: nothing to split
   EXPECT_EQ(select(0, 4096, 4096), (GemmAutoConfig{Tile::kSmall, 1}));  // empty output
   EXPECT_EQ(select(64, 64, 1 << 20), (GemmAutoConfig{Tile::kSmall, GemmAutoHeuristic::kMaxSplitK}));
   // Batches count as tiles: 512 x 512 is 4 Large, 16 Medium and 64 Small tiles a batch.
@@ -191,7 +189,8 @@ TEST(GemmAutoHeuristic, EdgeShapes) {
 // of k-tiles; only the Small tile splits; more output tiles never mean a smaller tile or more
 // slices, and a longer K never means fewer slices.
 TEST(GemmAutoHeuristic, InvariantsAndMonotonicity) {
-  const std::vector<int> ms = {1, 7, 16, 64, 100, 128, 200, 256, 384, 512, 1000, 1024, 2048, 4096, 8192};
+  const std::vector<int> ms = {1,   7,   16,   64,   100,  128,  200, 256,
+                               384, 512, 1000, 1024, 2048, 4096, 8192};
   const std::vector<int> ns = {1, 64, 128, 500, 1024, 4096, 14336};
   const std::vector<int> ks = {0, 1, 63, 64, 65, 500, 512, 1024, 1100, 4096, 14336, 65536, 1 << 20};
   for (int sms : {1, 46, 108, 132, 170}) {
@@ -216,8 +215,10 @@ TEST(GemmAutoHeuristic, InvariantsAndMonotonicity) {
           if (!first) {
             // Large and Medium may alternate (the wave-tail rule), but once a problem is big
             // enough for either, a larger one never falls back to the Small tile.
-            if (previous.tile != Tile::kSmall) ASSERT_NE(c.tile, Tile::kSmall) << "a larger M got the Small tile";
-            if (c.tile == previous.tile) ASSERT_LE(c.split_k, previous.split_k) << "a larger M got more slices";
+            if (previous.tile != Tile::kSmall)
+              ASSERT_NE(c.tile, Tile::kSmall) << "a larger M got the Small tile";
+            if (c.tile == previous.tile)
+              ASSERT_LE(c.split_k, previous.split_k) << "a larger M got more slices";
           }
           previous = c;
           first = false;
@@ -228,7 +229,8 @@ TEST(GemmAutoHeuristic, InvariantsAndMonotonicity) {
         int previous = 0;
         for (int k : ks) {
           const GemmAutoConfig c = select(m, n, k, sms);
-          ASSERT_GE(c.split_k, previous) << m << "x" << n << "x" << k << ": a longer K got fewer slices";
+          ASSERT_GE(c.split_k, previous)
+              << m << "x" << n << "x" << k << ": a longer K got fewer slices";
           previous = c.split_k;
         }
       }
@@ -238,7 +240,9 @@ TEST(GemmAutoHeuristic, InvariantsAndMonotonicity) {
 TEST(GemmAuto, SelectAndWorkspaceFromArguments) {
   using Auto = tilepipe::GemmAuto<__half, __half, Layout::kRowMajor, Layout::kColumnMajor>;
   Auto::Arguments a;
-  a.m = 16; a.n = 4096; a.k = 4096;
+  a.m = 16;
+  a.n = 4096;
+  a.k = 4096;
   a.split_k = 3;  // ignored: the heuristic decides
   const GemmAutoConfig c = Auto::select(a, kH200Sms);
   EXPECT_EQ(c, (GemmAutoConfig{Tile::kSmall, 4}));

@@ -20,7 +20,8 @@ using namespace tilepipe::int8_magic;
 std::uint32_t prmt_model(std::uint32_t a, std::uint32_t b, std::uint32_t sel) {
   const std::uint64_t bytes = (std::uint64_t(b) << 32) | a;
   std::uint32_t d = 0;
-  for (int i = 0; i < 4; ++i) d |= std::uint32_t((bytes >> (8 * ((sel >> (4 * i)) & 7))) & 0xFF) << (8 * i);
+  for (int i = 0; i < 4; ++i)
+    d |= std::uint32_t((bytes >> (8 * ((sel >> (4 * i)) & 7))) & 0xFF) << (8 * i);
   return d;
 }
 
@@ -50,7 +51,8 @@ TEST(Int8Dequant, F16MagicIsExactForEveryByte) {
     const int q1 = 127 - (q0 + 128);  // the other byte runs the other way
     const std::uint32_t biased = four_bytes(q0, q1) ^ 0x80808080u;
     for (int pair = 0; pair < 2; ++pair) {
-      const std::uint32_t magic = prmt_model(biased, kF16Exponent, kF16Selector + pair * kF16PairStep);
+      const std::uint32_t magic =
+          prmt_model(biased, kF16Exponent, kF16Selector + pair * kF16PairStep);
       // Each half is 1024 + 128 + q, an f16 integer (exact), so the subtraction leaves q exactly.
       EXPECT_EQ(half_bits(magic & 0xFFFF) - offset, float(pair == 0 ? q0 : q1));
       EXPECT_EQ(half_bits(magic >> 16) - offset, float(pair == 0 ? q1 : q0));
@@ -65,8 +67,9 @@ TEST(Int8Dequant, F32MagicIsExactForEveryByte) {
     for (int pair = 0; pair < 2; ++pair) {
       EXPECT_EQ(f32_bits(prmt_model(biased, kF32Exponent, kF32Selector0 + 2 * pair)) - kF32Offset,
                 float(pair == 0 ? q0 : q1));
-      EXPECT_EQ(f32_bits(prmt_model(biased, kF32Exponent, kF32Selector0 + 2 * pair + 1)) - kF32Offset,
-                float(pair == 0 ? q1 : q0));
+      EXPECT_EQ(
+          f32_bits(prmt_model(biased, kF32Exponent, kF32Selector0 + 2 * pair + 1)) - kF32Offset,
+          float(pair == 0 ? q1 : q0));
     }
   }
 }
@@ -81,7 +84,8 @@ TEST(Int8Dequant, Bf16FmaIsExactForEveryByteAndScale) {
         const float offset = -kF32Offset * s;
         EXPECT_EQ(double(offset), -double(kF32Offset) * double(s));
         for (int q = -128; q < 128; ++q) {
-          const float m = f32_bits(prmt_model(std::uint32_t(std::uint8_t(q)) ^ 0x80u, kF32Exponent, kF32Selector0));
+          const float m = f32_bits(
+              prmt_model(std::uint32_t(std::uint8_t(q)) ^ 0x80u, kF32Exponent, kF32Selector0));
           EXPECT_EQ(std::fma(m, s, offset), float(q) * s) << "q " << q << ", scale " << s;
         }
       }
@@ -102,8 +106,9 @@ TEST(E4M3Dequant, Sm80BitsAreExactForEveryValue) {
     e0.__x = static_cast<__nv_fp8_storage_t>(b0);
     e1.__x = static_cast<__nv_fp8_storage_t>(b1);
     for (int pair = 0; pair < 2; ++pair) {  // the pair in bytes 0, 1, then in bytes 2, 3
-      const std::uint32_t raw = pair == 0 ? std::uint32_t(b0) | std::uint32_t(b1) << 8 | 0x5A5A0000u
-                                          : std::uint32_t(b0) << 16 | std::uint32_t(b1) << 24 | 0xA5A5u;
+      const std::uint32_t raw = pair == 0
+                                    ? std::uint32_t(b0) | std::uint32_t(b1) << 8 | 0x5A5A0000u
+                                    : std::uint32_t(b0) << 16 | std::uint32_t(b1) << 24 | 0xA5A5u;
       const std::uint32_t spread = prmt_model(raw, 0u, kSpread + pair * kSpreadPairStep);
       const std::uint32_t bits = (spread & kSignBits) | ((spread >> 1) & kMagnitudeBits);
       EXPECT_EQ(half_bits(bits & 0xFFFF) * 256.0f, static_cast<float>(e0)) << "e4m3 bits " << b0;

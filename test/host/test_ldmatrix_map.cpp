@@ -48,7 +48,8 @@ std::pair<int, int> simulated(int l, int j, int h, int mn0, int k0) {
 template <Operand Op, SmemOrder Order>
 void check_fragment_semantics() {
   SCOPED_TRACE(testing::Message() << (Op == Operand::kA ? "A" : "B") << ", "
-                                  << (Order == SmemOrder::kKContiguous ? "K" : "MN") << "-contiguous");
+                                  << (Order == SmemOrder::kKContiguous ? "K" : "MN")
+                                  << "-contiguous");
   for (int mn0 : {0, 16, 48})
     for (int k0 : {0, 16}) {
       for (int l = 0; l < 32; ++l)
@@ -56,8 +57,8 @@ void check_fragment_semantics() {
           for (int h = 0; h < 2; ++h) {
             const auto want = Op == Operand::kA ? expected_a(l, j, h) : expected_b(l, j, h);
             const auto got = simulated<Op, Order>(l, j, h, mn0, k0);
-            ASSERT_EQ(got, want) << "lane " << l << " register " << j << " half " << h
-                                 << " mn0 " << mn0 << " k0 " << k0;
+            ASSERT_EQ(got, want) << "lane " << l << " register " << j << " half " << h << " mn0 "
+                                 << mn0 << " k0 " << k0;
           }
     }
 }
@@ -110,12 +111,15 @@ TEST(LdmatrixMap, TransposeExactlyForMNContiguous) {
   static_assert(tilepipe::LdmatrixMap<Operand::kA, SmemOrder::kMNContiguous>::kTrans, "");
   static_assert(!tilepipe::LdmatrixMap<Operand::kB, SmemOrder::kKContiguous>::kTrans, "");
   static_assert(tilepipe::LdmatrixMap<Operand::kB, SmemOrder::kMNContiguous>::kTrans, "");
-  static_assert(tilepipe::smem_order_of(Operand::kA, tilepipe::Layout::kRowMajor) ==
-                    SmemOrder::kKContiguous, "A row-major is K-contiguous");
+  static_assert(
+      tilepipe::smem_order_of(Operand::kA, tilepipe::Layout::kRowMajor) == SmemOrder::kKContiguous,
+      "A row-major is K-contiguous");
   static_assert(tilepipe::smem_order_of(Operand::kB, tilepipe::Layout::kColumnMajor) ==
-                    SmemOrder::kKContiguous, "B column-major is K-contiguous");
-  static_assert(tilepipe::smem_order_of(Operand::kB, tilepipe::Layout::kRowMajor) ==
-                    SmemOrder::kMNContiguous, "B row-major is N-contiguous");
+                    SmemOrder::kKContiguous,
+                "B column-major is K-contiguous");
+  static_assert(
+      tilepipe::smem_order_of(Operand::kB, tilepipe::Layout::kRowMajor) == SmemOrder::kMNContiguous,
+      "B row-major is N-contiguous");
   SUCCEED();
 }
 
@@ -128,8 +132,9 @@ void check_addressing(bool expect_splits) {
   using Layout = tilepipe::SwizzledTileLayout<Extent::kRows, Extent::kCols>;
   using A = tilepipe::LdmatrixAddressing<Op, Order, Layout, TileMN, TileK, WarpMN>;
   SCOPED_TRACE(testing::Message() << (Op == Operand::kA ? "A" : "B") << " "
-                                  << (Order == SmemOrder::kKContiguous ? "K" : "MN") << "-contiguous, tile "
-                                  << TileMN << "x" << TileK << ", warp " << WarpMN);
+                                  << (Order == SmemOrder::kKContiguous ? "K" : "MN")
+                                  << "-contiguous, tile " << TileMN << "x" << TileK << ", warp "
+                                  << WarpMN);
   ASSERT_EQ(A::kSplits, expect_splits);
   int mismatches = 0;
   for (int w = 0; w + WarpMN <= TileMN; w += WarpMN)

@@ -24,11 +24,17 @@ T* fake(std::uintptr_t address) {
 // A valid 16 x 4096 x 4096 decode problem with groups of 128, in separate buffers.
 Gemm::Arguments valid_args() {
   Gemm::Arguments a;
-  a.m = 16; a.n = 4096; a.k = 4096;
-  a.a = fake<const __half>(0x1000000);      a.lda = 4096;
-  a.b = fake<const std::int8_t>(0x2000000); a.ldb = 4096;
-  a.scale = fake<const __half>(0x4000000);  a.group = 128;
-  a.d = fake<__half>(0x5000000);            a.ldd = 4096;
+  a.m = 16;
+  a.n = 4096;
+  a.k = 4096;
+  a.a = fake<const __half>(0x1000000);
+  a.lda = 4096;
+  a.b = fake<const std::int8_t>(0x2000000);
+  a.ldb = 4096;
+  a.scale = fake<const __half>(0x4000000);
+  a.group = 128;
+  a.d = fake<__half>(0x5000000);
+  a.ldd = 4096;
   return a;
 }
 
@@ -42,7 +48,8 @@ void expect_invalid(const Gemm::Arguments& args, const std::string& names) {
 }
 
 TEST(MixedInputArguments, AcceptsValidProblems) {
-  EXPECT_TRUE(Gemm::check_arguments(valid_args()).ok()) << Gemm::check_arguments(valid_args()).what();
+  EXPECT_TRUE(Gemm::check_arguments(valid_args()).ok())
+      << Gemm::check_arguments(valid_args()).what();
   Gemm::Arguments a = valid_args();
   a.group = 64;
   EXPECT_TRUE(Gemm::check_arguments(a).ok());
@@ -50,13 +57,19 @@ TEST(MixedInputArguments, AcceptsValidProblems) {
   EXPECT_TRUE(Gemm::check_arguments(a).ok());
   // K needs no particular multiple (its residue is zero-filled); only ldb's bytes do.
   a = valid_args();
-  a.k = 1000; a.lda = 1000; a.ldb = 1008; a.group = 1000;
+  a.k = 1000;
+  a.lda = 1000;
+  a.ldb = 1008;
+  a.group = 1000;
   EXPECT_TRUE(Gemm::check_arguments(a).ok()) << Gemm::check_arguments(a).what();
   a.m = 1;  // decode of one token
   EXPECT_TRUE(Gemm::check_arguments(a).ok());
   // K = 0: D = beta * C, no operand and no scale is read.
   a = valid_args();
-  a.k = 0; a.scale = nullptr; a.a = nullptr; a.b = nullptr;
+  a.k = 0;
+  a.scale = nullptr;
+  a.a = nullptr;
+  a.b = nullptr;
   EXPECT_TRUE(Gemm::check_arguments(a).ok()) << Gemm::check_arguments(a).what();
 }
 
@@ -74,9 +87,16 @@ TEST(MixedInputArguments, RefusesBadScalesAndGroups) {
   }
   // More scales than 32-bit offsets reach: 2^22 x 1024 columns in groups of 64.
   a = valid_args();
-  a.m = 1; a.n = 1024; a.k = 1 << 28; a.lda = a.k; a.ldb = a.k; a.group = 64;
-  a.d = fake<__half>(0x5000000); a.ldd = 1024;
-  a.b = fake<const std::int8_t>(0x10000000000);  a.a = fake<const __half>(0x20000000000);
+  a.m = 1;
+  a.n = 1024;
+  a.k = 1 << 28;
+  a.lda = a.k;
+  a.ldb = a.k;
+  a.group = 64;
+  a.d = fake<__half>(0x5000000);
+  a.ldd = 1024;
+  a.b = fake<const std::int8_t>(0x10000000000);
+  a.a = fake<const __half>(0x20000000000);
   expect_invalid(a, "scale (4194304 x 1024) has 2^31 elements or more");
   // D on top of the scales.
   a = valid_args();
@@ -132,7 +152,11 @@ TEST(MixedInputArguments, SplitKNeedsAWorkspaceApartFromEverything) {
   expect_invalid(a, "split_k = 0");
   // More slices than k-tiles: one slice per k-tile, none empty.
   a = valid_args();
-  a.k = 200; a.lda = 208; a.ldb = 208; a.group = 200; a.split_k = 4;  // two k-tiles of 128
+  a.k = 200;
+  a.lda = 208;
+  a.ldb = 208;
+  a.group = 200;
+  a.split_k = 4;  // two k-tiles of 128
   EXPECT_EQ(Gemm::split_k_slices(a).count, 2);
 }
 
@@ -162,12 +186,17 @@ TEST(MixedInputArguments, SplitKReductionAndItsWorkspace) {
   expect_invalid(a, "split_k_reduction = kCluster sums at most 8 slices");
   expect_invalid(a, "split_k = 16 gives 16 slices of K = 4096; use kWorkspace or kAuto");
   // 9 k-tiles of 128, split_k = 12: 9 slices, still too many.
-  a.k = 1100; a.lda = 1104; a.ldb = 1104; a.group = 1100; a.split_k = 12;
+  a.k = 1100;
+  a.lda = 1104;
+  a.ldb = 1104;
+  a.group = 1100;
+  a.split_k = 12;
   expect_invalid(a, "split_k = 12 gives 9 slices of K = 1100");
   a.split_k = 8;  // 8 slices of 9 k-tiles
   EXPECT_TRUE(Gemm::check_arguments(a).ok()) << Gemm::check_arguments(a).what();
   // Nothing to do: nothing refused.
-  a.split_k = 16; a.m = 0;
+  a.split_k = 16;
+  a.m = 0;
   EXPECT_TRUE(Gemm::check_arguments(a).ok()) << Gemm::check_arguments(a).what();
   // A value that is none of the enumerators.
   a = valid_args();
@@ -181,9 +210,12 @@ TEST(MixedInputArguments, SplitKReductionAndItsWorkspace) {
 TEST(MixedInputArguments, ClusterReductionDeviceProperties) {
   const auto expect_unsupported = [](const Status& s, const std::string& why) {
     EXPECT_EQ(s.code(), Status::Code::kUnsupportedDevice) << s.what();
-    EXPECT_EQ(s.message().rfind("GemmMixedInput: split_k_reduction = kCluster cannot run on device ", 0), 0u)
+    EXPECT_EQ(
+        s.message().rfind("GemmMixedInput: split_k_reduction = kCluster cannot run on device ", 0),
+        0u)
         << s.message();
-    EXPECT_NE(s.message().find(why), std::string::npos) << "message \"" << s.message() << "\" should say " << why;
+    EXPECT_NE(s.message().find(why), std::string::npos)
+        << "message \"" << s.message() << "\" should say " << why;
   };
   expect_unsupported(Gemm::check_cluster_properties(0, 8, 0, 80, 4, 0),
                      "device 0: it is sm_80, and thread-block clusters need sm_90 or newer");
@@ -206,10 +238,13 @@ TEST(MixedInputArguments, SplitKRuleForDecode) {
   EXPECT_EQ(Gemm::split_k_for(a, 64), 1);
   a.m = 128;  // 512 tiles fill 132 SMs
   EXPECT_EQ(Gemm::split_k_for(a, 132), 1);
-  a.m = 1; a.n = 14336; a.k = 14336;  // 224 tiles: a split of 2 would not fit in one wave
+  a.m = 1;
+  a.n = 14336;
+  a.k = 14336;  // 224 tiles: a split of 2 would not fit in one wave
   EXPECT_EQ(Gemm::split_k_for(a, 132), 1);
   EXPECT_EQ(Gemm::split_k_for(a, 448), 2);
-  a.n = 128; a.k = 1024;  // 8 k-tiles: one slice of 4 k-tiles at least
+  a.n = 128;
+  a.k = 1024;  // 8 k-tiles: one slice of 4 k-tiles at least
   EXPECT_EQ(Gemm::split_k_for(a, 132), 2);
   a.k = 512;  // 4 k-tiles: no split
   EXPECT_EQ(Gemm::split_k_for(a, 132), 1);
@@ -220,19 +255,27 @@ TEST(MixedInputArguments, Fp8WeightsTakeTheSameChecks) {
   using GemmE4M3 = tilepipe::GemmMixedInput<__half, __nv_fp8_e4m3, __half>;
   const Gemm::Arguments v = valid_args();
   GemmE4M3::Arguments a;
-  a.m = v.m; a.n = v.n; a.k = v.k;
-  a.a = v.a; a.lda = v.lda;
-  a.b = fake<const __nv_fp8_e4m3>(0x2000000); a.ldb = v.ldb;
-  a.scale = v.scale; a.group = v.group;
-  a.d = v.d; a.ldd = v.ldd;
+  a.m = v.m;
+  a.n = v.n;
+  a.k = v.k;
+  a.a = v.a;
+  a.lda = v.lda;
+  a.b = fake<const __nv_fp8_e4m3>(0x2000000);
+  a.ldb = v.ldb;
+  a.scale = v.scale;
+  a.group = v.group;
+  a.d = v.d;
+  a.ldd = v.ldd;
   EXPECT_TRUE(GemmE4M3::check_arguments(a).ok()) << GemmE4M3::check_arguments(a).what();
   a.ldb = 4104;
   EXPECT_NE(GemmE4M3::check_arguments(a).message().find("ldb = 4104"), std::string::npos);
 }
 
 TEST(MixedInputArguments, DeviceProperties) {
-  EXPECT_EQ(Gemm::check_device_properties(0, 7, 5, 1 << 20).code(), Status::Code::kUnsupportedDevice);
-  EXPECT_EQ(Gemm::check_device_properties(0, 8, 0, 1024).code(), Status::Code::kInsufficientResources);
+  EXPECT_EQ(Gemm::check_device_properties(0, 7, 5, 1 << 20).code(),
+            Status::Code::kUnsupportedDevice);
+  EXPECT_EQ(Gemm::check_device_properties(0, 8, 0, 1024).code(),
+            Status::Code::kInsufficientResources);
   EXPECT_TRUE(Gemm::check_device_properties(0, 8, 0, 100 * 1024).ok());
 }
 

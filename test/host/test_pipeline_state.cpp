@@ -160,7 +160,7 @@ enum class Mistake {
   kConsumerSkipsRelease,         // consumer 0 never arrives on empty for the first k-tile
   kConsumerWaitsOnFlippedPhase,  // waits on full[s] with parity `phase ^ 1` instead of `phase`
   kPingPongNoSkip,               // a ping-pong consumer does not skip the other's tiles
-  kPingPongNoOrder,              // a ping-pong consumer starts a tile before the previous one is read
+  kPingPongNoOrder,  // a ping-pong consumer starts a tile before the previous one is read
 };
 
 // How the scheduler picks the next role among those that can move.
@@ -215,8 +215,8 @@ std::ostream& operator<<(std::ostream& os, const Outcome& o) {
 template <int Stages>
 class RingSimulation {
  public:
-  static constexpr int kNoData = -1;    // never written
-  static constexpr int kLanding = -2;   // a copy into the part is in flight
+  static constexpr int kNoData = -1;   // never written
+  static constexpr int kLanding = -2;  // a copy into the part is in flight
   static constexpr std::int64_t kBytesA = 16384, kBytesB = 8192;
 
   RingSimulation(int k_tiles, int consumers, Mistake mistake, int pingpong_tile = 0)
@@ -275,9 +275,9 @@ class RingSimulation {
   };
   struct Consumer {
     State state;
-    std::vector<int> own;   // the k-tiles it reads, in order
-    std::size_t next = 0;   // own[next] is the k-tile it reads next
-    bool reading = false;   // between the first and the second half of a read
+    std::vector<int> own;  // the k-tiles it reads, in order
+    std::size_t next = 0;  // own[next] is the k-tile it reads next
+    bool reading = false;  // between the first and the second half of a read
     std::vector<int> read_log;
 
     bool done() const { return next >= own.size(); }
@@ -326,7 +326,8 @@ class RingSimulation {
     if (c.done()) return false;
     if (pingpong_tile_ > 0 && !c.reading && mistake_ != Mistake::kPingPongNoOrder) {
       const int k = c.k_tile();
-      if (k % pingpong_tile_ == 0 && k > 0 && reads_[static_cast<std::size_t>(k - 1)] == 0) return false;
+      if (k % pingpong_tile_ == 0 && k > 0 && reads_[static_cast<std::size_t>(k - 1)] == 0)
+        return false;
     }
     return c.reading || full_[c.state.index()].try_wait_parity(consumer_wait_parity(c));
   }
@@ -353,7 +354,8 @@ class RingSimulation {
     const int k = produced_;
     // Slot s last held k-tile k - Stages; each of its readers must have finished reading it.
     const int readers = pingpong_tile_ > 0 ? 1 : consumers_;
-    if (k >= Stages && reads_[static_cast<std::size_t>(k - Stages)] < readers) ++outcome_.overwrites;
+    if (k >= Stages && reads_[static_cast<std::size_t>(k - Stages)] < readers)
+      ++outcome_.overwrites;
     if (!full_[s].arrive_expect_tx(kBytesA + kBytesB)) ++outcome_.extra_arrivals;
     data_a_[s] = kLanding;
     data_b_[s] = kLanding;
@@ -494,14 +496,13 @@ void check_race_caught(Mistake mistake, Schedule adversary) {
   const Outcome o = simulate<Stages>(k_tiles, 8, mistake, adversary, 0);
   // Whatever follows (the confused barrier counts often hang the ring later), the race itself
   // shows as data: a read of a slot not yet written, or a copy over a slot not yet read.
-  EXPECT_GT(o.stale_reads + o.overwrites, 0) << o << " adversarial schedule "
-                                             << static_cast<int>(adversary);
+  EXPECT_GT(o.stale_reads + o.overwrites, 0)
+      << o << " adversarial schedule " << static_cast<int>(adversary);
   unsigned caught = 0;
   for (unsigned seed = 0; seed < kSeeds; ++seed)
     if (!simulate<Stages>(k_tiles, 8, mistake, Schedule::kRandom, seed).clean()) ++caught;
   EXPECT_GE(caught, kSeeds * 3 / 4) << "random interleavings that showed the race";
 }
-
 
 // ---- The ring of a cluster (TMA multicast) ----------------------------------------------------
 
@@ -515,10 +516,10 @@ enum class ClusterMistake {
 
 struct ClusterOutcome {
   bool deadlock = false;
-  int stale_reads = 0;      // a consumer saw a part of the slot other than the k-tile it expected
-  int overwrites = 0;       // a copy landed in a slot some consumer of that CTA had not read
+  int stale_reads = 0;  // a consumer saw a part of the slot other than the k-tile it expected
+  int overwrites = 0;   // a copy landed in a slot some consumer of that CTA had not read
   int extra_arrivals = 0;
-  int after_exit = 0;       // an arrival or a copy reached a CTA that had exited
+  int after_exit = 0;  // an arrival or a copy reached a CTA that had exited
   bool in_order = true;
 
   bool clean() const {
@@ -546,7 +547,8 @@ class ClusterRingSimulation {
 
   ClusterRingSimulation(int ctas, int k_tiles, int consumers, ClusterMistake mistake)
       : ctas_(ctas), k_tiles_(k_tiles), consumers_(consumers), mistake_(mistake) {
-    const int releases = mistake == ClusterMistake::kReleaseLocalOnly ? consumers : consumers * ctas;
+    const int releases =
+        mistake == ClusterMistake::kReleaseLocalOnly ? consumers : consumers * ctas;
     for (int c = 0; c < ctas; ++c) {
       Cta cta;
       for (int i = 0; i < Stages; ++i) {
@@ -576,7 +578,8 @@ class ClusterRingSimulation {
       if (schedule == Schedule::kProducerFirst) {
         role = ready.front();
       } else if (schedule == Schedule::kConsumersFirst) {
-        role = ready.back() == roles - 1 && ready.size() > 1 ? ready[ready.size() - 2] : ready.back();
+        role =
+            ready.back() == roles - 1 && ready.size() > 1 ? ready[ready.size() - 2] : ready.back();
       } else {
         int total = 0;
         for (int r : ready) total += weight[r];
@@ -620,7 +623,7 @@ class ClusterRingSimulation {
     bool exited = false;
   };
   struct Copy {
-    int cta;   // destination
+    int cta;  // destination
     int slot;
     int k_tile;
     int part;  // -1: A, else the B part
@@ -745,7 +748,7 @@ class ClusterRingSimulation {
 TEST(PipelineState, MbarrierModelFollowsPtx) {
   // The model's barrier is checked first, since every protocol verdict below rests on it.
   Mbarrier bar(2);
-  EXPECT_TRUE(bar.try_wait_parity(1));   // the phase "before phase 0" counts as complete
+  EXPECT_TRUE(bar.try_wait_parity(1));  // the phase "before phase 0" counts as complete
   EXPECT_FALSE(bar.try_wait_parity(0));
   EXPECT_TRUE(bar.arrive_expect_tx(64));
   EXPECT_TRUE(bar.arrive());
@@ -753,11 +756,11 @@ TEST(PipelineState, MbarrierModelFollowsPtx) {
   bar.complete_tx(32);
   EXPECT_FALSE(bar.try_wait_parity(0));
   bar.complete_tx(32);
-  EXPECT_TRUE(bar.try_wait_parity(0));   // phase 0 complete
+  EXPECT_TRUE(bar.try_wait_parity(0));  // phase 0 complete
   EXPECT_FALSE(bar.try_wait_parity(1));
   EXPECT_EQ(bar.completed_phases(), 1u);
   EXPECT_TRUE(bar.arrive());
-  EXPECT_TRUE(bar.arrive());             // phase 1 completes without bytes
+  EXPECT_TRUE(bar.arrive());  // phase 1 completes without bytes
   EXPECT_TRUE(bar.try_wait_parity(1));
   // Two phases on, parity 0 again: a wait can't tell phase 2 from phase 0.
   EXPECT_TRUE(bar.arrive());
@@ -792,8 +795,8 @@ TEST(PipelineState, PingPongModelCatchesAMissingSkip) {
       EXPECT_FALSE(o.clean()) << o << " schedule " << static_cast<int>(schedule);
     }
     for (unsigned seed = 0; seed < kSeeds; ++seed) {
-      const Outcome o =
-          RingSimulation<4>(k_tiles, 2, Mistake::kPingPongNoSkip, per_tile).run(Schedule::kRandom, seed);
+      const Outcome o = RingSimulation<4>(k_tiles, 2, Mistake::kPingPongNoSkip, per_tile)
+                            .run(Schedule::kRandom, seed);
       EXPECT_FALSE(o.clean()) << o << " seed " << seed;
     }
   }
@@ -846,8 +849,8 @@ TEST(PipelineState, ModelCatchesAMissingRelease) {
 TEST(PipelineState, ModelCatchesAConsumerWaitingOnTheWrongParity) {
   // Parity 1 on a fresh full barrier passes at once: with consumers scheduled first the read
   // finds a slot no copy has written.
-  const Outcome first = simulate<4>(20, 8, Mistake::kConsumerWaitsOnFlippedPhase,
-                                    Schedule::kConsumersFirst, 0);
+  const Outcome first =
+      simulate<4>(20, 8, Mistake::kConsumerWaitsOnFlippedPhase, Schedule::kConsumersFirst, 0);
   EXPECT_GT(first.stale_reads, 0) << first;
   check_race_caught<2>(Mistake::kConsumerWaitsOnFlippedPhase, Schedule::kConsumersFirst);
   check_race_caught<4>(Mistake::kConsumerWaitsOnFlippedPhase, Schedule::kConsumersFirst);
@@ -860,16 +863,18 @@ void check_cluster_protocol() {
   for (int ctas : {2, 4})
     for (int consumers : {1, 8})
       for (int k_tiles : k_tile_totals<Stages>()) {
-        SCOPED_TRACE(testing::Message() << ctas << " CTAs, " << consumers << " consumers, "
-                                        << k_tiles << " k-tiles");
+        SCOPED_TRACE(testing::Message()
+                     << ctas << " CTAs, " << consumers << " consumers, " << k_tiles << " k-tiles");
         for (Schedule schedule : {Schedule::kProducerFirst, Schedule::kConsumersFirst}) {
           const ClusterOutcome o =
-              ClusterRingSimulation<Stages>(ctas, k_tiles, consumers, ClusterMistake::kNone).run(schedule, 0);
+              ClusterRingSimulation<Stages>(ctas, k_tiles, consumers, ClusterMistake::kNone)
+                  .run(schedule, 0);
           EXPECT_TRUE(o.clean()) << o << " schedule " << static_cast<int>(schedule);
         }
         for (unsigned seed = 0; seed < kSeeds; ++seed) {
           const ClusterOutcome o =
-              ClusterRingSimulation<Stages>(ctas, k_tiles, consumers, ClusterMistake::kNone).run(Schedule::kRandom, seed);
+              ClusterRingSimulation<Stages>(ctas, k_tiles, consumers, ClusterMistake::kNone)
+                  .run(Schedule::kRandom, seed);
           ASSERT_TRUE(o.clean()) << o << " seed " << seed;
         }
       }
@@ -886,7 +891,8 @@ TEST(PipelineState, ClusterModelCatchesLocalReleases) {
   // read: the producer-first order shows it every time, most random orders too.
   const int k_tiles = 4 * 4 + 3;
   const ClusterOutcome first =
-      ClusterRingSimulation<4>(2, k_tiles, 8, ClusterMistake::kReleaseLocalOnly).run(Schedule::kProducerFirst, 0);
+      ClusterRingSimulation<4>(2, k_tiles, 8, ClusterMistake::kReleaseLocalOnly)
+          .run(Schedule::kProducerFirst, 0);
   EXPECT_GT(first.overwrites + first.stale_reads, 0) << first;
   unsigned caught = 0;
   for (unsigned seed = 0; seed < kSeeds; ++seed)

@@ -45,7 +45,8 @@ TEST(SimtFragmentMap, ElementsAreTheAccumulatorsRowsAndColumns) {
   // Every element of an m16n8 tile belongs to exactly one (lane, j).
   std::set<int> outputs;
   for (int lane = 0; lane < 32; ++lane)
-    for (int j = 0; j < 4; ++j) outputs.insert(MapA::mn_of(lane, j / 2) * 8 + MapB::mn_of(lane, j % 2));
+    for (int j = 0; j < 4; ++j)
+      outputs.insert(MapA::mn_of(lane, j / 2) * 8 + MapB::mn_of(lane, j % 2));
   EXPECT_EQ(outputs.size(), 128u);
 }
 
@@ -88,7 +89,8 @@ using WarpRegisters = std::vector<std::vector<Position>>;
 // Register j of m16n8 tile (mi, ni) of `lane`, with A's rows as SimtFragmentMap<kA, R>.
 template <int R>
 Position position_of(int lane, int mi, int ni, int j) {
-  return {16 * mi + tilepipe::SimtFragmentMap<kA, R>::mn_of(lane, j / 2), 8 * ni + 2 * (lane % 4) + j % 2};
+  return {16 * mi + tilepipe::SimtFragmentMap<kA, R>::mn_of(lane, j / 2),
+          8 * ni + 2 * (lane % 4) + j % 2};
 }
 
 template <int R>
@@ -97,7 +99,8 @@ WarpRegisters warp_in_rows(int tiles_m, int tiles_n) {
   for (int lane = 0; lane < 32; ++lane)
     for (int mi = 0; mi < tiles_m; ++mi)
       for (int ni = 0; ni < tiles_n; ++ni)
-        for (int j = 0; j < 4; ++j) w[lane][(mi * tiles_n + ni) * 4 + j] = position_of<R>(lane, mi, ni, j);
+        for (int j = 0; j < 4; ++j)
+          w[lane][(mi * tiles_n + ni) * 4 + j] = position_of<R>(lane, mi, ni, j);
   return w;
 }
 
@@ -116,7 +119,8 @@ WarpRegisters exchanged(const WarpRegisters& from, int tiles_m, int tiles_n) {
         const int lo = (mi * tiles_n + ni) * 4 + col, hi = lo + 2;
         float sent[32];
         for (int lane = 0; lane < 32; ++lane)
-          sent[lane] = Exchange::send(Exchange::upper(lane), encode(from[lane][lo]), encode(from[lane][hi]));
+          sent[lane] =
+              Exchange::send(Exchange::upper(lane), encode(from[lane][lo]), encode(from[lane][hi]));
         for (int lane = 0; lane < 32; ++lane) {
           float x_lo = encode(from[lane][lo]), x_hi = encode(from[lane][hi]);
           Exchange::receive(Exchange::upper(lane), x_lo, x_hi, sent[lane ^ Exchange::kLaneMask]);
@@ -129,9 +133,11 @@ WarpRegisters exchanged(const WarpRegisters& from, int tiles_m, int tiles_n) {
 
 template <int R>
 void check_exchange(int warp_m, int warp_n) {
-  SCOPED_TRACE(testing::Message() << R << " rows per lane, warp tile " << warp_m << " x " << warp_n);
+  SCOPED_TRACE(testing::Message() << R << " rows per lane, warp tile " << warp_m << " x "
+                                  << warp_n);
   const int tiles_m = warp_m / 16, tiles_n = warp_n / 8;
-  const WarpRegisters paired = warp_in_rows<R>(tiles_m, tiles_n), mma = warp_in_rows<1>(tiles_m, tiles_n);
+  const WarpRegisters paired = warp_in_rows<R>(tiles_m, tiles_n),
+                      mma = warp_in_rows<1>(tiles_m, tiles_n);
   std::set<int> covered;
   for (int lane = 0; lane < 32; ++lane)
     for (const Position& p : paired[lane]) covered.insert(p.row * warp_n + p.col);
@@ -142,13 +148,15 @@ void check_exchange(int warp_m, int warp_n) {
   for (int lane = 0; lane < 32; ++lane)
     for (std::size_t r = 0; r < mma[lane].size(); ++r) {
       if (!(finished[lane][r] == mma[lane][r]) && ++bad <= 4)
-        ADD_FAILURE() << "finish: lane " << lane << " register " << r << " holds (" << finished[lane][r].row
-                      << ", " << finished[lane][r].col << "), mma.sync's is (" << mma[lane][r].row << ", "
-                      << mma[lane][r].col << ")";
+        ADD_FAILURE() << "finish: lane " << lane << " register " << r << " holds ("
+                      << finished[lane][r].row << ", " << finished[lane][r].col
+                      << "), mma.sync's is (" << mma[lane][r].row << ", " << mma[lane][r].col
+                      << ")";
       if (!(started[lane][r] == paired[lane][r]) && ++bad <= 4)
-        ADD_FAILURE() << "start: lane " << lane << " register " << r << " holds (" << started[lane][r].row
-                      << ", " << started[lane][r].col << "), the paired rows' is (" << paired[lane][r].row
-                      << ", " << paired[lane][r].col << ")";
+        ADD_FAILURE() << "start: lane " << lane << " register " << r << " holds ("
+                      << started[lane][r].row << ", " << started[lane][r].col
+                      << "), the paired rows' is (" << paired[lane][r].row << ", "
+                      << paired[lane][r].col << ")";
     }
   EXPECT_EQ(bad, 0);
 }
@@ -183,7 +191,9 @@ void check_tile() {
   EXPECT_EQ(Addr::kVector * Addr::kLoads, 8);
   EXPECT_EQ(Map::kRowsPerLane, Op == kA && Order == kMN ? 2 : 1);
   const bool along_k = Order == kK;  // a vector runs along k; else along h
-  auto offset_of = [](int mn, int k) { return Order == kK ? Layout::offset(mn, k) : Layout::offset(k, mn); };
+  auto offset_of = [](int mn, int k) {
+    return Order == kK ? Layout::offset(mn, k) : Layout::offset(k, mn);
+  };
   for (int w = 0; w + WarpMN <= TileMN; w += WarpMN)
     for (int kb = 0; kb < Addr::kKBlocks; ++kb) {
       std::set<int> covered;
@@ -196,22 +206,26 @@ void check_tile() {
             ASSERT_GE(e, 0);
             ASSERT_LE(e + Addr::kVector, Layout::kElements);
             ASSERT_EQ(e % Addr::kVector, 0) << "load " << v << " not aligned to its vector";
-            ASSERT_EQ(Addr::split_element(Addr::element(lane, w, 0, 0, Addr::h_of(v)), i, kb, v), e);
+            ASSERT_EQ(Addr::split_element(Addr::element(lane, w, 0, 0, Addr::h_of(v)), i, kb, v),
+                      e);
             for (int q = 0; q < Addr::kVector; ++q) {
-              const int h = Addr::h_of(v) + (along_k ? 0 : q), kk = Addr::kk_of(v) + (along_k ? q : 0);
+              const int h = Addr::h_of(v) + (along_k ? 0 : q),
+                        kk = Addr::kk_of(v) + (along_k ? q : 0);
               const int mn = w + Map::kMN * i + Map::mn_of(lane, h), k = 4 * kb + kk;
-              ASSERT_EQ(e + q, offset_of(mn, k)) << "lane " << lane << " fragment " << i << " load " << v
-                                                 << " element " << q;
+              ASSERT_EQ(e + q, offset_of(mn, k))
+                  << "lane " << lane << " fragment " << i << " load " << v << " element " << q;
               EXPECT_TRUE(filled.insert(((lane * Addr::kFragments + i) * 2 + h) * 4 + kk).second)
-                  << "fragment element filled twice: lane " << lane << " fragment " << i << " h " << h << " k " << kk;
+                  << "fragment element filled twice: lane " << lane << " fragment " << i << " h "
+                  << h << " k " << kk;
               covered.insert((mn - w) * 4 + kk);
               if (words.insert(e + q).second) banks.insert((e + q) % 32);
             }
           }
-          EXPECT_EQ(banks.size(), words.size()) << "bank conflict: warp at " << w << ", fragment " << i
-                                                << ", k-block " << kb << ", load " << v;
+          EXPECT_EQ(banks.size(), words.size()) << "bank conflict: warp at " << w << ", fragment "
+                                                << i << ", k-block " << kb << ", load " << v;
         }
-      EXPECT_EQ(filled.size(), std::size_t(32) * Addr::kFragments * 8) << "warp at " << w << ", k-block " << kb;
+      EXPECT_EQ(filled.size(), std::size_t(32) * Addr::kFragments * 8)
+          << "warp at " << w << ", k-block " << kb;
       EXPECT_EQ(covered.size(), std::size_t(WarpMN) * 4) << "warp at " << w << ", k-block " << kb;
     }
 }

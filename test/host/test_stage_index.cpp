@@ -30,8 +30,11 @@ void check_wrap() {
 // previous copies are still in flight or whose tile is being read.
 template <int Stages>
 struct RingModel {
-  struct Group { int tile; int slot; };
-  std::deque<Group> in_flight;                      // committed, not yet complete
+  struct Group {
+    int tile;
+    int slot;
+  };
+  std::deque<Group> in_flight;                                   // committed, not yet complete
   std::vector<int> slot_tile = std::vector<int>(Stages, -1);     // landed tile per slot
   std::vector<int> slot_pending = std::vector<int>(Stages, -1);  // tile being copied per slot
   tilepipe::StageIndex<Stages> write, read;
@@ -109,8 +112,8 @@ int simulate_prefetching(int k_tiles, int wait_depth, bool commit_when_idle) {
     ring.refill(t, k_tiles, commit_when_idle);
     ring.reads(t);  // the other k-blocks of tile t
     ring.read.advance();
-    ring.wait_prior(wait_depth);               // + barrier
-    if (t + 1 < k_tiles) ring.reads(t + 1);    // first k-block of tile t + 1
+    ring.wait_prior(wait_depth);             // + barrier
+    if (t + 1 < k_tiles) ring.reads(t + 1);  // first k-block of tile t + 1
   }
   return ring.violations;
 }
@@ -128,7 +131,8 @@ void check_protocol() {
   }
   // The same for the prefetching schedule of MultistageMainloop.
   for (int k_tiles : {1, Stages - 1, Stages, 2 * Stages + 1, 100, 131}) {
-    EXPECT_EQ(simulate_prefetching<Stages>(k_tiles, Stages - 2, true), 0) << k_tiles << " k-tiles (prefetching)";
+    EXPECT_EQ(simulate_prefetching<Stages>(k_tiles, Stages - 2, true), 0)
+        << k_tiles << " k-tiles (prefetching)";
   }
   EXPECT_GT(simulate_prefetching<Stages>(100, Stages - 1, true), 0);
   if (Stages > 2) {

@@ -19,7 +19,8 @@ using tilepipe::StreamKPartition;
 using tilepipe::StreamKSegment;
 
 // What the kernel does with a partition: each block's data-parallel tiles, then its stream-K
-// segments, in order (block_segment). Returns an empty string when the partition is sound, else what is wrong.
+// segments, in order (block_segment). Returns an empty string when the partition is sound, else
+// what is wrong.
 std::string check_partition(const StreamKPartition& p) {
   const long long tiles = p.tiles;
   const int k_tiles = p.k_tiles;
@@ -29,17 +30,20 @@ std::string check_partition(const StreamKPartition& p) {
   std::vector<int> chunk_at(static_cast<std::size_t>(k_tiles) + 1, -1);
   for (int c = 0; c <= p.k_chunks; ++c) {
     const int k = p.chunk_begin(c);
-    if (k < 0 || k > k_tiles || (c > 0 && k <= p.chunk_begin(c - 1))) return "chunks that are not increasing";
+    if (k < 0 || k > k_tiles || (c > 0 && k <= p.chunk_begin(c - 1)))
+      return "chunks that are not increasing";
     chunk_at[static_cast<std::size_t>(k)] = c;
   }
-  if (p.chunk_begin(0) != 0 || p.chunk_begin(p.k_chunks) != k_tiles) return "chunks that do not cover K";
+  if (p.chunk_begin(0) != 0 || p.chunk_begin(p.k_chunks) != k_tiles)
+    return "chunks that do not cover K";
   // (tile, segment index) -> the segment the blocks computed, to compare with segment(tile, s).
   std::vector<std::vector<StreamKSegment>> computed(static_cast<std::size_t>(tiles));
   for (int b = 0; b < p.blocks; ++b) {
     for (long long w = 0; w < p.dp_waves(); ++w) {
       const long long t = w * p.blocks + b;
       if (t >= p.dp_tiles) return "a data-parallel tile past dp_tiles";
-      if (p.first_block(t) != b || p.segments(t) != 1) return "a data-parallel tile with a wrong owner";
+      if (p.first_block(t) != b || p.segments(t) != 1)
+        return "a data-parallel tile with a wrong owner";
       for (int k = 0; k < k_tiles; ++k) ++hits[static_cast<std::size_t>(t * k_tiles + k)];
       work[static_cast<std::size_t>(b)] += p.k_chunks;
       computed[static_cast<std::size_t>(t)].push_back({t, 0, k_tiles});
@@ -50,7 +54,8 @@ std::string check_partition(const StreamKPartition& p) {
     for (int j = 0; j < p.block_segments(b); ++j) {
       const StreamKSegment s = p.block_segment(b, j);
       const StreamKSegment walked = p.segment_at(b, it);
-      if (walked.tile != s.tile || walked.k_tile_begin != s.k_tile_begin || walked.k_tile_end != s.k_tile_end)
+      if (walked.tile != s.tile || walked.k_tile_begin != s.k_tile_begin ||
+          walked.k_tile_end != s.k_tile_end)
         return "block_segment(b, j) is not the block's j-th segment";
       if (s.tile < p.dp_tiles || s.tile >= tiles) return "a segment outside the stream-K region";
       if (s.k_tile_begin >= s.k_tile_end) return "an empty segment";
@@ -69,7 +74,10 @@ std::string check_partition(const StreamKPartition& p) {
     if (h != 1) return "a (tile, k-tile) computed " + std::to_string(h) + " times";
   // Only the stream-K share varies, and by one chunk at most.
   long long lo = work[0], hi = work[0];
-  for (const long long w : work) { lo = w < lo ? w : lo; hi = w > hi ? w : hi; }
+  for (const long long w : work) {
+    lo = w < lo ? w : lo;
+    hi = w > hi ? w : hi;
+  }
   if (hi - lo > 1) return "block shares differ by " + std::to_string(hi - lo) + " chunks";
   // Per tile: the segments in k order are what the blocks computed (blocks walk in k order
   // within a tile, and in block order across its segments), and partial ones have distinct slots.
@@ -102,14 +110,16 @@ std::string check_partition(const StreamKPartition& p) {
 }
 
 TEST(StreamKPartition, CoversEveryIterationOnceOverManyShapes) {
-  const long long tile_counts[] = {1, 2, 3, 5, 7, 16, 95, 96, 97, 131, 132, 133, 263, 264, 512, 1000};
+  const long long tile_counts[] = {1,  2,   3,   5,   7,   16,  95,  96,
+                                   97, 131, 132, 133, 263, 264, 512, 1000};
   const int k_tile_counts[] = {1, 2, 3, 8, 33, 129};
   const int grids[] = {1, 2, 3, 7, 64, 132, 264, 1000};
   for (const long long t : tile_counts)
     for (const int k : k_tile_counts)
       for (const int g : grids) {
         const StreamKPartition p = tilepipe::stream_k_partition(t, k, g);
-        ASSERT_EQ(check_partition(p), "") << t << " tiles x " << k << " k-tiles on " << g << " blocks";
+        ASSERT_EQ(check_partition(p), "")
+            << t << " tiles x " << k << " k-tiles on " << g << " blocks";
       }
 }
 

@@ -120,7 +120,7 @@ TEST(SwizzledTileLayout, NarrowRows) {
 TEST(SwizzledTileLayout, ChecksDetectAnUnswizzledLayout) {
   using Plain = PlainLayout<128, 64>;
   EXPECT_TRUE(is_bijection<Plain>());
-  EXPECT_EQ(write_phase_conflicts<Plain>(), 0);    // row-major writes are fine...
+  EXPECT_EQ(write_phase_conflicts<Plain>(), 0);     // row-major writes are fine...
   EXPECT_GT(ldmatrix_phase_conflicts<Plain>(), 0);  // ...but column reads hit one bank group
   using PlainNarrow = PlainLayout<128, 32>;
   EXPECT_GT(ldmatrix_phase_conflicts<PlainNarrow>(), 0);

@@ -33,7 +33,8 @@ TEST(Tf32FragmentMap, SlotsArePermutationOfK) {
   EXPECT_EQ(ks, (std::set<int>{0, 1, 2, 3, 4, 5, 6, 7}));
   // Lane t holds slots t and t + 4: k = 2t and 2t + 1, in some order.
   for (int t = 0; t < 4; ++t)
-    EXPECT_EQ((std::set<int>{tf32_k_of_slot(t), tf32_k_of_slot(t + 4)}), (std::set<int>{2 * t, 2 * t + 1}));
+    EXPECT_EQ((std::set<int>{tf32_k_of_slot(t), tf32_k_of_slot(t + 4)}),
+              (std::set<int>{2 * t, 2 * t + 1}));
   // The two properties the bank-conflict argument needs, per slot set {t} and {t + 4}.
   for (int set = 0; set < 2; ++set) {
     std::set<int> mod4, half;
@@ -75,7 +76,8 @@ TEST(Tf32FragmentMap, RegistersMatchMmaFragmentsAndAgreeOnK) {
         const int lane_b = 4 * n + slot % 4, reg_b = slot / 4;
         ASSERT_EQ(MapA::mn_of(lane_a, reg_a), m);
         ASSERT_EQ(MapB::mn_of(lane_b, reg_b), n);
-        ASSERT_EQ(MapA::k_of(lane_a, reg_a), MapB::k_of(lane_b, reg_b)) << "m " << m << " n " << n << " slot " << slot;
+        ASSERT_EQ(MapA::k_of(lane_a, reg_a), MapB::k_of(lane_b, reg_b))
+            << "m " << m << " n " << n << " slot " << slot;
         ks.insert(MapA::k_of(lane_a, reg_a));
       }
       EXPECT_EQ(ks.size(), 8u) << "m " << m << " n " << n;

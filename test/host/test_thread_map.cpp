@@ -15,7 +15,8 @@ template <int Rows, int Cols, int Threads>
 void check_map() {
   using Map = tilepipe::TileThreadMap<Rows, Cols, Threads>;
   using L = tilepipe::SwizzledTileLayout<Rows, Cols>;
-  SCOPED_TRACE(testing::Message() << "tile " << Rows << " x " << Cols << ", " << Threads << " threads");
+  SCOPED_TRACE(testing::Message() << "tile " << Rows << " x " << Cols << ", " << Threads
+                                  << " threads");
   std::vector<int> hits(Rows * Cols, 0);
   int chunks = 0;
   for (int t = 0; t < Threads; ++t)
@@ -42,7 +43,8 @@ void check_map() {
         ++active;
         groups.insert(L::chunk_offset(Map::row(t, it), Map::col(t, it) / 8) & 7);
       }
-      EXPECT_EQ(static_cast<int>(groups.size()), active) << "iteration " << it << ", threads " << t0;
+      EXPECT_EQ(static_cast<int>(groups.size()), active)
+          << "iteration " << it << ", threads " << t0;
     }
 
   // kRowStrided: each iteration moves a thread by kRowsPerIteration rows in the same column, and
@@ -103,7 +105,8 @@ template <int Rows, int Cols, int Threads>
 void check_transpose_map(bool expect_translation) {
   using Map = tilepipe::TransposeThreadMap<Rows, Cols, Threads>;
   using L = tilepipe::SwizzledTileLayout<Cols, Rows, 4>;  // the transposed shared tile
-  SCOPED_TRACE(testing::Message() << "source tile " << Rows << " x " << Cols << ", " << Threads << " threads");
+  SCOPED_TRACE(testing::Message() << "source tile " << Rows << " x " << Cols << ", " << Threads
+                                  << " threads");
   std::vector<int> hits(Rows * Cols, 0);
   for (int t = 0; t < Threads; ++t)
     for (int it = 0; it < Map::kIterations; ++it) {
@@ -125,7 +128,8 @@ void check_transpose_map(bool expect_translation) {
         banks.insert(L::offset(c, r) % 32);
         sectors.insert((r * Cols + c) / 8);  // 32-byte pieces of the source tile
         const int d = L::offset(c, r) - L::offset(Map::col(t, 0), Map::row(t, 0));
-        if (d != L::offset(Map::col(0, it), Map::row(0, it)) - L::offset(Map::col(0, 0), Map::row(0, 0)))
+        if (d !=
+            L::offset(Map::col(0, it), Map::row(0, it)) - L::offset(Map::col(0, 0), Map::row(0, 0)))
           translates = false;
       }
       EXPECT_EQ(banks.size(), 32u) << "iteration " << it << ", warp " << w;
@@ -140,7 +144,8 @@ TEST(TransposeThreadMap, SimtTiles) {
   check_transpose_map<128, 32, 256>(true);  // the f32 default tile's A and B: 8 warps
   check_transpose_map<64, 32, 256>(true);   // bands of 32 rows: 8 whole chunks of the shared row
   check_transpose_map<128, 16, 256>(true);
-  check_transpose_map<64, 32, 128>(false);  // 4 warps: bands of 16 rows, half a swizzle group,
-  check_transpose_map<128, 64, 128>(false); // whose XOR changes from band to band
-  static_assert(tilepipe::TransposeThreadMap<128, 32, 256>::kIterations == 16, "16 copies a thread");
+  check_transpose_map<64, 32, 128>(false);   // 4 warps: bands of 16 rows, half a swizzle group,
+  check_transpose_map<128, 64, 128>(false);  // whose XOR changes from band to band
+  static_assert(tilepipe::TransposeThreadMap<128, 32, 256>::kIterations == 16,
+                "16 copies a thread");
 }

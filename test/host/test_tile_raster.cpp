@@ -57,7 +57,8 @@ void check_origins(int extent) {
   const int tiles = (extent + Tile - 1) / Tile;
   std::vector<int> stores(extent, 0);
   for (int t = 0; t < tiles; ++t) {
-    const tilepipe::TileOrigin o = tilepipe::tile_origin<Tile, 64, Granule>(tilepipe::TileCoord{t, 0}, extent, 64);
+    const tilepipe::TileOrigin o =
+        tilepipe::tile_origin<Tile, 64, Granule>(tilepipe::TileCoord{t, 0}, extent, 64);
     ASSERT_GE(o.m0, 0);
     ASSERT_GE(o.skip_m, 0);
     ASSERT_EQ(o.m0 + o.skip_m, t * Tile) << "extent " << extent << ", tile " << t;
@@ -65,10 +66,12 @@ void check_origins(int extent) {
     const int over = t * Tile + Tile - extent;
     const bool movable = Granule > 0 && over > 0 && extent >= Tile && over % Granule == 0;
     ASSERT_EQ(o.skip_m, movable ? over : 0) << "extent " << extent << ", tile " << t;
-    ASSERT_EQ(o.skip_m, tilepipe::skipped_before(o.m0, Tile)) << "extent " << extent << ", tile " << t;
+    ASSERT_EQ(o.skip_m, tilepipe::skipped_before(o.m0, Tile))
+        << "extent " << extent << ", tile " << t;
     for (int i = o.m0 + o.skip_m; i < o.m0 + Tile && i < extent; ++i) ++stores[i];
   }
-  for (int i = 0; i < extent; ++i) ASSERT_EQ(stores[i], 1) << "extent " << extent << ", element " << i;
+  for (int i = 0; i < extent; ++i)
+    ASSERT_EQ(stores[i], 1) << "extent " << extent << ", element " << i;
 }
 
 }  // namespace

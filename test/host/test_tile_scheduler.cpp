@@ -57,7 +57,7 @@ void check_bijection_and_batch_order(int tiles_m, int tiles_n, int batches) {
 template <int GroupM>
 void check_persistent_walk(int tiles_m, int tiles_n, int batches, int sms, int blocks_per_sm) {
   const tilepipe::PersistentTileScheduler<tilepipe::GroupedRaster<GroupM>> sched(tiles_m, tiles_n,
-                                                                                batches);
+                                                                                 batches);
   SCOPED_TRACE(testing::Message() << tiles_m << " x " << tiles_n << " tiles, " << batches
                                   << " batches, group " << GroupM << ", " << sms << " SMs x "
                                   << blocks_per_sm);
@@ -115,9 +115,9 @@ TEST(PersistentTileScheduler, PersistentBlocksCoverEveryItemOnce) {
 TEST(PersistentTileScheduler, GridSizeIsBoundedByTheWork) {
   using Sched = tilepipe::PersistentTileScheduler<tilepipe::GroupedRaster<8>>;
   EXPECT_EQ(Sched(1, 1, 1).grid_size(kH100Sms), 1);
-  EXPECT_EQ(Sched(11, 12, 1).grid_size(kH100Sms), 132);   // exactly one wave
-  EXPECT_EQ(Sched(7, 19, 1).grid_size(kH100Sms), 132);    // 133 items: one SM gets two
-  EXPECT_EQ(Sched(8, 8, 2).grid_size(kH100Sms), 128);     // fewer items than SMs
+  EXPECT_EQ(Sched(11, 12, 1).grid_size(kH100Sms), 132);  // exactly one wave
+  EXPECT_EQ(Sched(7, 19, 1).grid_size(kH100Sms), 132);   // 133 items: one SM gets two
+  EXPECT_EQ(Sched(8, 8, 2).grid_size(kH100Sms), 128);    // fewer items than SMs
   EXPECT_EQ(Sched(8, 8, 2).grid_size(kH100Sms, 2), 128);
   EXPECT_EQ(Sched(16, 16, 1).grid_size(kH100Sms, 2), 256);
   // No work still launches one block (a zero-sized grid is a launch error); its walk is empty.

@@ -46,7 +46,8 @@ namespace {
 constexpr std::uint64_t kBase = 5'000'000'000ull;
 constexpr int kStages = 3;
 
-Record rec(std::uint64_t t, std::uint32_t block, std::uint32_t warp, std::uint32_t k, std::uint32_t event) {
+Record rec(std::uint64_t t, std::uint32_t block, std::uint32_t warp, std::uint32_t k,
+           std::uint32_t event) {
   return Record{kBase + t, block, warp, k, event};
 }
 Record rec(std::uint64_t t, std::uint32_t block, std::uint32_t warp, std::uint32_t k, Event e) {
@@ -86,8 +87,8 @@ std::vector<Record> synthetic_trace() {
 // ---------------------------------------------------------------------------------------------
 struct Json {
   enum Type { kNull, kBool, kNumber, kString, kArray, kObject } type = kNull;
-  std::string text;                                    // a string's value, a number's or literal's text
-  std::vector<Json> items;                             // array elements
+  std::string text;         // a string's value, a number's or literal's text
+  std::vector<Json> items;  // array elements
   std::vector<std::pair<std::string, Json>> members;  // object members, in order
 
   const Json* get(const std::string& key) const {
@@ -111,7 +112,9 @@ class JsonParser {
  private:
   explicit JsonParser(const std::string& s) : s_(s) {}
   void ws() {
-    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\n' || s_[pos_] == '\r' || s_[pos_] == '\t')) ++pos_;
+    while (pos_ < s_.size() &&
+           (s_[pos_] == ' ' || s_[pos_] == '\n' || s_[pos_] == '\r' || s_[pos_] == '\t'))
+      ++pos_;
   }
   bool eat(char c) {
     ws();
@@ -243,7 +246,8 @@ std::uint32_t crc32_bitwise(const std::uint8_t* p, std::size_t n) {
   return ~c;
 }
 
-std::uint32_t adler32_wide(const std::vector<std::uint8_t>& data) {  // 64-bit sums, one modulo at the end
+std::uint32_t adler32_wide(
+    const std::vector<std::uint8_t>& data) {  // 64-bit sums, one modulo at the end
   std::uint64_t a = 1, b = 0;
   for (std::uint8_t x : data) a += x, b += a;
   return static_cast<std::uint32_t>((b % 65521) << 16 | (a % 65521));
@@ -273,7 +277,8 @@ struct Png {
   while (pos < f.size()) {
     if (f.size() - pos < 12) return ::testing::AssertionFailure() << "truncated chunk at " << pos;
     const std::uint32_t len = be32(&f[pos]);
-    if (f.size() - pos - 12 < len) return ::testing::AssertionFailure() << "chunk overruns the file";
+    if (f.size() - pos - 12 < len)
+      return ::testing::AssertionFailure() << "chunk overruns the file";
     const std::string type(f.begin() + pos + 4, f.begin() + pos + 8);
     const std::uint8_t* data = &f[pos + 8];
     if (crc32_bitwise(&f[pos + 4], len + 4) != be32(data + len))
@@ -290,7 +295,8 @@ struct Png {
     pos += 12 + len;
   }
   const std::vector<std::string> expected_chunks = {"IHDR", "IDAT", "IEND"};
-  if (png.chunks != expected_chunks) return ::testing::AssertionFailure() << "unexpected chunk sequence";
+  if (png.chunks != expected_chunks)
+    return ::testing::AssertionFailure() << "unexpected chunk sequence";
 
   // zlib: CMF/FLG, then stored deflate blocks, then the Adler-32 of the raw bytes.
   if (idat.size() < 6 || idat[0] != 0x78 || idat[1] != 0x01 || (idat[0] * 256 + idat[1]) % 31 != 0)
@@ -301,21 +307,26 @@ struct Png {
     if (idat.size() - z < 5) return ::testing::AssertionFailure() << "truncated deflate block";
     final = idat[z] & 1;
     if ((idat[z] >> 1) != 0) return ::testing::AssertionFailure() << "not a stored block";
-    const unsigned n = idat[z + 1] | idat[z + 2] << 8, n_complement = idat[z + 3] | idat[z + 4] << 8;
+    const unsigned n = idat[z + 1] | idat[z + 2] << 8,
+                   n_complement = idat[z + 3] | idat[z + 4] << 8;
     if ((n ^ 0xFFFFu) != n_complement) return ::testing::AssertionFailure() << "LEN/NLEN mismatch";
     z += 5;
     if (idat.size() - z < n) return ::testing::AssertionFailure() << "stored block overruns";
     raw.insert(raw.end(), idat.begin() + z, idat.begin() + z + n);
     z += n;
   }
-  if (idat.size() - z != 4) return ::testing::AssertionFailure() << "no Adler-32 right after the last block";
-  if (be32(&idat[z]) != adler32_wide(raw)) return ::testing::AssertionFailure() << "Adler-32 mismatch";
+  if (idat.size() - z != 4)
+    return ::testing::AssertionFailure() << "no Adler-32 right after the last block";
+  if (be32(&idat[z]) != adler32_wide(raw))
+    return ::testing::AssertionFailure() << "Adler-32 mismatch";
 
   const std::size_t row = 1 + 3 * static_cast<std::size_t>(png.width);
   if (raw.size() != row * png.height)
-    return ::testing::AssertionFailure() << "raw size " << raw.size() << ", expected " << row * png.height;
+    return ::testing::AssertionFailure()
+           << "raw size " << raw.size() << ", expected " << row * png.height;
   for (std::uint32_t y = 0; y < png.height; ++y) {
-    if (raw[y * row] != 0) return ::testing::AssertionFailure() << "filter byte of row " << y << " is not 0";
+    if (raw[y * row] != 0)
+      return ::testing::AssertionFailure() << "filter byte of row " << y << " is not 0";
     png.rgb.insert(png.rgb.end(), raw.begin() + y * row + 1, raw.begin() + (y + 1) * row);
   }
   return ::testing::AssertionSuccess();
@@ -330,12 +341,14 @@ constexpr std::uint32_t kStage0 = 0x1F77B4, kStage1 = 0xFF7F0E, kStage2 = 0x2CA0
 // ---------------------------------------------------------------------------------------------
 TEST(TraceRender, CheckersAgreeWithKnownValues) {
   const std::string digits = "123456789";
-  EXPECT_EQ(crc32_bitwise(reinterpret_cast<const std::uint8_t*>(digits.data()), digits.size()), 0xCBF43926u);
+  EXPECT_EQ(crc32_bitwise(reinterpret_cast<const std::uint8_t*>(digits.data()), digits.size()),
+            0xCBF43926u);
   const std::string wiki = "Wikipedia";
   EXPECT_EQ(adler32_wide(std::vector<std::uint8_t>(wiki.begin(), wiki.end())), 0x11E60398u);
   Json j;
   EXPECT_TRUE(JsonParser::parse(R"({"a":[1,-2.5e3,"x\"y",true,null,{}],"b":{}})", j));
-  for (const char* bad : {"{", "[1,]", "{\"a\" 1}", "[\"x]", "01", "{\"a\":1}}", "[1.]", "{'a':1}", ""})
+  for (const char* bad :
+       {"{", "[1,]", "{\"a\" 1}", "[\"x]", "01", "{\"a\":1}}", "[1.]", "{'a':1}", ""})
     EXPECT_FALSE(JsonParser::parse(bad, j)) << bad;
 }
 
@@ -343,7 +356,8 @@ TEST(TraceRender, CheckersAgreeWithKnownValues) {
 // JSON
 // ---------------------------------------------------------------------------------------------
 TEST(TraceRender, JsonCountsEventsOfEachKind) {
-  const std::vector<Json> events = trace_events(tilepipe::trace::to_chrome_json(synthetic_trace(), kStages));
+  const std::vector<Json> events =
+      trace_events(tilepipe::trace::to_chrome_json(synthetic_trace(), kStages));
   EXPECT_EQ(count_if(events, "X", "mma"), 30);
   EXPECT_EQ(count_if(events, "X", "stall"), 4);
   EXPECT_EQ(count_if(events, "X", ""), 34);
@@ -358,7 +372,8 @@ TEST(TraceRender, JsonCountsEventsOfEachKind) {
 }
 
 TEST(TraceRender, JsonTimesAreMicrosecondsFromTheFirstRecord) {
-  const std::vector<Json> events = trace_events(tilepipe::trace::to_chrome_json(synthetic_trace(), kStages));
+  const std::vector<Json> events =
+      trace_events(tilepipe::trace::to_chrome_json(synthetic_trace(), kStages));
   struct Expected {
     const char *name, *pid, *tid, *cat, *ts, *dur;  // dur "" for an instant
   };
@@ -387,18 +402,21 @@ TEST(TraceRender, JsonTimesAreMicrosecondsFromTheFirstRecord) {
 }
 
 TEST(TraceRender, JsonNamesProcessesAndThreads) {
-  const std::vector<Json> events = trace_events(tilepipe::trace::to_chrome_json(synthetic_trace(), kStages));
+  const std::vector<Json> events =
+      trace_events(tilepipe::trace::to_chrome_json(synthetic_trace(), kStages));
   std::vector<std::pair<std::string, std::string>> processes, threads;
   for (const Json& e : events) {
     if (e.str("ph") != "M") continue;
     const Json* args = e.get("args");
     ASSERT_TRUE(args && args->type == Json::kObject);
     if (e.str("name") == "process_name") processes.push_back({e.str("pid"), args->str("name")});
-    if (e.str("name") == "thread_name") threads.push_back({e.str("pid") + "/" + e.str("tid"), args->str("name")});
+    if (e.str("name") == "thread_name")
+      threads.push_back({e.str("pid") + "/" + e.str("tid"), args->str("name")});
   }
   const decltype(processes) expected_processes = {{"0", "block 0"}, {"1", "block 1"}};
-  const decltype(threads) expected_threads = {{"0/0", "warp 0"}, {"0/1", "warp 1"}, {"0/2", "warp 2"},
-                                              {"1/0", "warp 0"}, {"1/1", "warp 1"}, {"1/2", "warp 2"}};
+  const decltype(threads) expected_threads = {{"0/0", "warp 0"}, {"0/1", "warp 1"},
+                                              {"0/2", "warp 2"}, {"1/0", "warp 0"},
+                                              {"1/1", "warp 1"}, {"1/2", "warp 2"}};
   EXPECT_EQ(processes, expected_processes);  // no block 7: its only record has an unknown event
   EXPECT_EQ(threads, expected_threads);
 }
@@ -410,7 +428,8 @@ TEST(TraceRender, JsonIsOrderedAndDeterministic) {
   std::tuple<long, long, double> last{-1, -1, -1.0};
   for (const Json& e : trace_events(json)) {
     if (e.str("ph") == "M") continue;
-    const std::tuple<long, long, double> key{std::atol(e.str("pid").c_str()), std::atol(e.str("tid").c_str()),
+    const std::tuple<long, long, double> key{std::atol(e.str("pid").c_str()),
+                                             std::atol(e.str("tid").c_str()),
                                              std::atof(e.str("ts").c_str())};
     EXPECT_LE(last, key) << e.str("name");
     last = key;
@@ -490,17 +509,19 @@ TEST(TraceRender, PngPixelsShowSpansStallsTicksAndSeparators) {
       {140, 60, kStage2, "b1w1 k-tile 5 (1305..1505 ns)"},
   };
   for (const Pixel& p : expected)
-    EXPECT_EQ(png.at(p.x, p.y), p.rgb) << "(" << p.x << ", " << p.y << "): " << p.what << ", got " << std::hex
-                                       << png.at(p.x, p.y);
+    EXPECT_EQ(png.at(p.x, p.y), p.rgb)
+        << "(" << p.x << ", " << p.y << "): " << p.what << ", got " << std::hex << png.at(p.x, p.y);
 }
 
 TEST(TraceRender, ShortSpanStaysVisibleAndUnmatchedMmaIsIgnored) {
   // 10 us over 100 columns: warp 1's 2 ns mma would round to no column at all; it gets one.
   // Warp 1's kMmaDone(7) has no kWaitDone(7): no span, and nothing else changes.
-  const auto wait = static_cast<std::uint32_t>(Event::kWaitDone), mma = static_cast<std::uint32_t>(Event::kMmaDone);
-  const std::vector<Record> records = {Record{kBase, 0, 0, 0, wait}, Record{kBase + 10000, 0, 0, 0, mma},
-                                       Record{kBase + 5003, 0, 1, 1, wait}, Record{kBase + 5005, 0, 1, 1, mma},
-                                       Record{kBase + 8000, 0, 1, 7, mma}};
+  const auto wait = static_cast<std::uint32_t>(Event::kWaitDone),
+             mma = static_cast<std::uint32_t>(Event::kMmaDone);
+  const std::vector<Record> records = {
+      Record{kBase, 0, 0, 0, wait}, Record{kBase + 10000, 0, 0, 0, mma},
+      Record{kBase + 5003, 0, 1, 1, wait}, Record{kBase + 5005, 0, 1, 1, mma},
+      Record{kBase + 8000, 0, 1, 7, mma}};
   Png png;
   ASSERT_TRUE(read_png(tilepipe::trace::render_png(records, kStages, 100, 12), png));
   EXPECT_EQ(png.at(50, 12), kStage1);
@@ -515,7 +536,8 @@ TEST(TraceRender, ShortSpanStaysVisibleAndUnmatchedMmaIsIgnored) {
 TEST(TraceRender, PaletteHasEightDistinctColoursApartFromTheOthers) {
   using namespace tilepipe::trace;
   auto pack = [](Rgb c) { return std::uint32_t{c.r} << 16 | std::uint32_t{c.g} << 8 | c.b; };
-  std::vector<std::uint32_t> colours = {pack(kBackground), pack(kStallGrey), pack(kLoadTick), pack(kBlockSeparator)};
+  std::vector<std::uint32_t> colours = {pack(kBackground), pack(kStallGrey), pack(kLoadTick),
+                                        pack(kBlockSeparator)};
   EXPECT_EQ(colours, (std::vector<std::uint32_t>{kWhite, kGrey, kBlack, kDark}));
   ASSERT_GE(kStagePalette.size(), 8u);
   for (Rgb c : kStagePalette) colours.push_back(pack(c));
@@ -550,15 +572,18 @@ TEST(TraceRender, EmptyTrace) {
     ASSERT_TRUE(read_png(tilepipe::trace::render_png(records, kStages, 40, 12), png));
     EXPECT_EQ(png.width, 40u);  // documented: a blank width x row_height picture
     EXPECT_EQ(png.height, 12u);
-    EXPECT_TRUE(std::all_of(png.rgb.begin(), png.rgb.end(), [](std::uint8_t v) { return v == 255; }));
-    EXPECT_NE(tilepipe::trace::summary(records, kStages).find("overall (0 warps): mma 0.000 us, stall 0.000 us, "
-                                                              "stall fraction n/a"),
+    EXPECT_TRUE(
+        std::all_of(png.rgb.begin(), png.rgb.end(), [](std::uint8_t v) { return v == 255; }));
+    EXPECT_NE(tilepipe::trace::summary(records, kStages)
+                  .find("overall (0 warps): mma 0.000 us, stall 0.000 us, "
+                        "stall fraction n/a"),
               std::string::npos);
   }
 }
 
 TEST(TraceRender, SingleLoad) {
-  const std::vector<Record> one = {Record{kBase, 4, 9, 5, static_cast<std::uint32_t>(Event::kLoadIssued)}};
+  const std::vector<Record> one = {
+      Record{kBase, 4, 9, 5, static_cast<std::uint32_t>(Event::kLoadIssued)}};
   const std::vector<Json> events = trace_events(tilepipe::trace::to_chrome_json(one, kStages));
   ASSERT_EQ(events.size(), 3u);
   EXPECT_EQ(events[0].str("name"), "process_name");
@@ -581,11 +606,13 @@ TEST(TraceRender, SingleLoad) {
 
 TEST(TraceRender, SingleWaitGivesNoSpan) {
   // Its own first record: no stall before it; no kMmaDone: no mma span.
-  const std::vector<Record> one = {Record{kBase, 0, 0, 0, static_cast<std::uint32_t>(Event::kWaitDone)}};
+  const std::vector<Record> one = {
+      Record{kBase, 0, 0, 0, static_cast<std::uint32_t>(Event::kWaitDone)}};
   const std::vector<Json> events = trace_events(tilepipe::trace::to_chrome_json(one, kStages));
   EXPECT_EQ(events.size(), 2u);
   EXPECT_EQ(count_if(events, "M", ""), 2);
-  EXPECT_NE(tilepipe::trace::summary(one, kStages).find("consumer (1 warp): mma 0.000 us, stall 0.000 us"),
+  EXPECT_NE(tilepipe::trace::summary(one, kStages)
+                .find("consumer (1 warp): mma 0.000 us, stall 0.000 us"),
             std::string::npos);
 }
 
@@ -594,16 +621,19 @@ TEST(TraceRender, DegenerateArgumentsDoNotCrash) {
   ASSERT_TRUE(read_png(tilepipe::trace::render_png(synthetic_trace(), 0, 0, 0), png));
   EXPECT_EQ(png.width, 1u);
   EXPECT_EQ(png.height, 6u * 3u + 2u);
-  const std::vector<Json> events = trace_events(tilepipe::trace::to_chrome_json(synthetic_trace(), 0));
+  const std::vector<Json> events =
+      trace_events(tilepipe::trace::to_chrome_json(synthetic_trace(), 0));
   EXPECT_NE(find(events, "k-tile 5 (stage 0)", "0", "1"), nullptr);
 }
 
 TEST(TraceRender, WriteFileRoundTrips) {
-  const std::vector<std::uint8_t> bytes = tilepipe::trace::render_png(synthetic_trace(), kStages, 64, 8);
+  const std::vector<std::uint8_t> bytes =
+      tilepipe::trace::render_png(synthetic_trace(), kStages, 64, 8);
   const std::string path = ::testing::TempDir() + "tilepipe_trace_render_test.png";
   ASSERT_TRUE(tilepipe::trace::write_file(path, bytes));
   std::ifstream f(path, std::ios::binary);
-  const std::vector<std::uint8_t> back((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const std::vector<std::uint8_t> back((std::istreambuf_iterator<char>(f)),
+                                       std::istreambuf_iterator<char>());
   EXPECT_EQ(back, bytes);
   std::remove(path.c_str());
   EXPECT_FALSE(tilepipe::trace::write_file("/nonexistent-dir/x/y.png", bytes));

@@ -28,12 +28,11 @@ struct Field {
 
 std::uint64_t encode_reference(std::uint32_t start, std::uint32_t lbo, std::uint32_t sbo,
                                std::uint64_t swizzle_mode) {
-  const Field fields[] = {
-      {0, 14, start / 16},     // matrix start address, 16-byte units
-      {16, 14, lbo / 16},      // leading-dimension byte offset, 16-byte units
-      {32, 14, sbo / 16},      // stride-dimension byte offset, 16-byte units
-      {49, 3, 0},              // base offset: 0, the operand's atoms are 1024-byte aligned
-      {62, 2, swizzle_mode}};  // 0 none, 1 128B, 2 64B, 3 32B
+  const Field fields[] = {{0, 14, start / 16},  // matrix start address, 16-byte units
+                          {16, 14, lbo / 16},   // leading-dimension byte offset, 16-byte units
+                          {32, 14, sbo / 16},   // stride-dimension byte offset, 16-byte units
+                          {49, 3, 0},  // base offset: 0, the operand's atoms are 1024-byte aligned
+                          {62, 2, swizzle_mode}};  // 0 none, 1 128B, 2 64B, 3 32B
   std::uint64_t bits = 0;
   for (const Field& f : fields)
     for (int b = 0; b < f.width; ++b)
@@ -44,8 +43,9 @@ std::uint64_t encode_reference(std::uint32_t start, std::uint32_t lbo, std::uint
 // Every bit the table leaves reserved; a descriptor must keep them zero.
 std::uint64_t reserved_bits() {
   std::uint64_t used = 0;
-  for (int b = 0; b < 14; ++b) used |= (std::uint64_t{1} << b) | (std::uint64_t{1} << (16 + b)) |
-                                       (std::uint64_t{1} << (32 + b));
+  for (int b = 0; b < 14; ++b)
+    used |=
+        (std::uint64_t{1} << b) | (std::uint64_t{1} << (16 + b)) | (std::uint64_t{1} << (32 + b));
   for (int b = 49; b < 52; ++b) used |= std::uint64_t{1} << b;
   used |= std::uint64_t{3} << 62;
   return ~used;
@@ -53,7 +53,7 @@ std::uint64_t reserved_bits() {
 
 // Byte addresses and offsets a descriptor holds: small ones, the usual atom strides, odd multiples
 // of 16, and the largest that fit 14 bits of 16-byte units (2^18 - 16).
-const std::uint32_t kByteValues[] = {0,    16,    32,    48,     128,    1024,   2048,
+const std::uint32_t kByteValues[] = {0,    16,    32,    48,     128,    1024,  2048,
                                      8192, 16400, 65536, 131056, 229360, 262128};
 const WgmmaSwizzle kSwizzles[] = {WgmmaSwizzle::kNone, WgmmaSwizzle::k128B, WgmmaSwizzle::k64B,
                                   WgmmaSwizzle::k32B};
@@ -244,9 +244,9 @@ TEST(TmaSwizzle128, KMajorDescriptorStepsLandOnTmaChunks) {
             g.start_address() + (row / 8) * g.stride_byte_offset() + (row % 8) * 128 + 2 * k;
         const std::uint32_t k_byte = 32 * group + 2 * k;  // byte of the element within its row
         const std::uint32_t tma = stage +
-            static_cast<std::uint32_t>(tilepipe::tma_swizzle128_offset(
-                static_cast<int>(row), static_cast<int>(k_byte / 16))) +
-            k_byte % 16;
+                                  static_cast<std::uint32_t>(tilepipe::tma_swizzle128_offset(
+                                      static_cast<int>(row), static_cast<int>(k_byte / 16))) +
+                                  k_byte % 16;
         ASSERT_EQ(swizzle128_address(plain), tma)
             << "k-group " << group << " row " << row << " k " << k;
       }

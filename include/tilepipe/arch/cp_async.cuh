@@ -5,9 +5,10 @@
 //! Full chunks go through `cuda::memcpy_async` in block/async_tile_loader.cuh; this file holds
 //! the forms CCCL does not offer: the zero-fill (src-size) form of the 16-byte copy, used for
 //! chunks that lie partly or wholly outside a matrix, and the 4- and 8-byte copies (`.ca`, the
-//! only form of those sizes) of operands whose addresses are not 16-byte aligned. The copy belongs to the calling thread's current
-//! cp.async group, exactly like a `cuda::memcpy_async` on a `thread_scope_thread` pipeline,
-//! so it is completed by the same `producer_commit` / `pipeline_consumer_wait_prior`.
+//! only form of those sizes) of operands whose addresses are not 16-byte aligned. The copy belongs
+//! to the calling thread's current cp.async group, exactly like a `cuda::memcpy_async` on a
+//! `thread_scope_thread` pipeline, so it is completed by the same `producer_commit` /
+//! `pipeline_consumer_wait_prior`.
 
 #include <cstdint>
 

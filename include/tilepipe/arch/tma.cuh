@@ -47,7 +47,8 @@ TILEPIPE_DEVICE void tma_load_multicast(void* dst, const void* map, std::uint64_
 //! that thread's open bulk group (`tma_store_commit` closes it).
 TILEPIPE_DEVICE void tma_store(const void* map, const void* src, int c0, int c1, int c2) {
   const std::int32_t coords[3] = {c0, c1, c2};
-  cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_global, cuda::ptx::space_shared, map, coords, src);
+  cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_global, cuda::ptx::space_shared, map, coords,
+                                  src);
 }
 
 //! Closes this thread's bulk group of stores.

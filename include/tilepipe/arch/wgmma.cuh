@@ -29,7 +29,7 @@
 #include "../detail/macros.cuh"
 
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#  define TILEPIPE_WGMMA_UNAVAILABLE 1
+#define TILEPIPE_WGMMA_UNAVAILABLE 1
 #endif
 
 namespace tilepipe::arch {
@@ -101,30 +101,43 @@ inline constexpr int kWgmmaK = 32 / static_cast<int>(sizeof(Element));
 // The operands of m64nNk16 for R = N / 2 accumulator registers: the accumulators' register list
 // (blocks of 32: TILEPIPE_WGMMA_R<b> names them, TILEPIPE_WGMMA_O<b> binds them), then the
 // descriptors (%R, %R+1), scale-d (%R+2) and the transpose immediates (%R+3, %R+4).
-#define TILEPIPE_WGMMA_R0 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-#define TILEPIPE_WGMMA_R1 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-#define TILEPIPE_WGMMA_R2 "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
-#define TILEPIPE_WGMMA_R3 "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
-#define TILEPIPE_WGMMA_O0 \
+#define TILEPIPE_WGMMA_R0                                                                      \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, " \
+  "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+#define TILEPIPE_WGMMA_R1                                                                      \
+  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, " \
+  "%50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+#define TILEPIPE_WGMMA_R2                                                                      \
+  "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, " \
+  "%82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
+#define TILEPIPE_WGMMA_R3                                                                        \
+  "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
+  "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+#define TILEPIPE_WGMMA_O0                                                                         \
   "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
-  "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
-  "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
-  "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-#define TILEPIPE_WGMMA_O1 \
-  "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
-  "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
-  "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
-  "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-#define TILEPIPE_WGMMA_O2 \
-  "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
-  "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), \
-  "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), \
-  "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
-#define TILEPIPE_WGMMA_O3 \
-  "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), \
-  "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), \
-  "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), \
-  "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+      "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]),    \
+      "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]),  \
+      "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]),  \
+      "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+#define TILEPIPE_WGMMA_O1                                                                        \
+  "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]),     \
+      "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), \
+      "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), \
+      "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), \
+      "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+#define TILEPIPE_WGMMA_O2                                                                        \
+  "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]),     \
+      "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), \
+      "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), \
+      "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), \
+      "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
+#define TILEPIPE_WGMMA_O3                                                                       \
+  "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), \
+      "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]),       \
+      "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]),       \
+      "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]),       \
+      "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]),       \
+      "+f"(d[127])
 #define TILEPIPE_WGMMA_D64 "{" TILEPIPE_WGMMA_R0 "}"
 #define TILEPIPE_WGMMA_OUT64 TILEPIPE_WGMMA_O0
 #define TILEPIPE_WGMMA_REST64 "%32, %33, p, 1, 1, %35, %36"
@@ -137,46 +150,49 @@ inline constexpr int kWgmmaK = 32 / static_cast<int>(sizeof(Element));
 #define TILEPIPE_WGMMA_SCALE128 "%66"
 #define TILEPIPE_WGMMA_D256 \
   "{" TILEPIPE_WGMMA_R0 ", " TILEPIPE_WGMMA_R1 ", " TILEPIPE_WGMMA_R2 ", " TILEPIPE_WGMMA_R3 "}"
-#define TILEPIPE_WGMMA_OUT256 TILEPIPE_WGMMA_O0, TILEPIPE_WGMMA_O1, TILEPIPE_WGMMA_O2, TILEPIPE_WGMMA_O3
+#define TILEPIPE_WGMMA_OUT256 \
+  TILEPIPE_WGMMA_O0, TILEPIPE_WGMMA_O1, TILEPIPE_WGMMA_O2, TILEPIPE_WGMMA_O3
 #define TILEPIPE_WGMMA_REST256 "%128, %129, p, 1, 1, %131, %132"
 #define TILEPIPE_WGMMA_REST_TF32_256 "%128, %129, p, 1, 1"
 #define TILEPIPE_WGMMA_SCALE256 "%130"
 
 // One wgmma.mma_async of shape m64n<N>k16, inputs of PTX type TYPE.
-#define TILEPIPE_WGMMA_ASM(N, TYPE)                                                          \
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " TILEPIPE_WGMMA_SCALE##N ", 0;\n"          \
-               "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." TYPE "." TYPE " "              \
-               TILEPIPE_WGMMA_D##N ", " TILEPIPE_WGMMA_REST##N ";\n}\n"                        \
-               : TILEPIPE_WGMMA_OUT##N                                                        \
+#define TILEPIPE_WGMMA_ASM(N, TYPE)                                            \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " TILEPIPE_WGMMA_SCALE##N     \
+               ", 0;\n"                                                        \
+               "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." TYPE "." TYPE \
+               " " TILEPIPE_WGMMA_D##N ", " TILEPIPE_WGMMA_REST##N ";\n}\n"    \
+               : TILEPIPE_WGMMA_OUT##N                                         \
                : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TransA), "n"(TransB))
 
 // One wgmma.mma_async of shape m64n<N>k8 on tf32 inputs: both operands K-major, so no transpose
 // immediates (the ISA has none for tf32).
-#define TILEPIPE_WGMMA_ASM_TF32(N)                                                           \
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " TILEPIPE_WGMMA_SCALE##N ", 0;\n"          \
-               "wgmma.mma_async.sync.aligned.m64n" #N "k8.f32.tf32.tf32 "                      \
-               TILEPIPE_WGMMA_D##N ", " TILEPIPE_WGMMA_REST_TF32_##N ";\n}\n"                 \
+#define TILEPIPE_WGMMA_ASM_TF32(N)                                                            \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " TILEPIPE_WGMMA_SCALE##N                    \
+               ", 0;\n"                                                                       \
+               "wgmma.mma_async.sync.aligned.m64n" #N "k8.f32.tf32.tf32 " TILEPIPE_WGMMA_D##N \
+               ", " TILEPIPE_WGMMA_REST_TF32_##N ";\n}\n"                                     \
                : TILEPIPE_WGMMA_OUT##N                                                        \
                : "l"(desc_a), "l"(desc_b), "r"(scale_d))
 
-#define TILEPIPE_WGMMA_SPECIALIZATION(N)                                                      \
-  template <class Element>                                                                   \
-  struct Wgmma<N, Element> {                                                                 \
-    template <int TransA, int TransB>                                                        \
-    TILEPIPE_DEVICE static void mma(float (&d)[N / 2], std::uint64_t desc_a,                 \
-                                    std::uint64_t desc_b, std::uint32_t scale_d) {           \
-      if constexpr (std::is_same_v<Element, __half>) {                                       \
-        TILEPIPE_WGMMA_ASM(N, "f16");                                                        \
-      } else if constexpr (std::is_same_v<Element, float>) {                                 \
-        static_assert(TransA == 0 && TransB == 0,                                            \
-                      "Wgmma: tf32 operands must be K-major (no transpose for tf32)");       \
-        TILEPIPE_WGMMA_ASM_TF32(N);                                                          \
-      } else {                                                                               \
-        static_assert(std::is_same_v<Element, __nv_bfloat16>,                                \
-                      "Wgmma: the inputs must be __half, __nv_bfloat16 or float (tf32)");    \
-        TILEPIPE_WGMMA_ASM(N, "bf16");                                                       \
-      }                                                                                      \
-    }                                                                                        \
+#define TILEPIPE_WGMMA_SPECIALIZATION(N)                                                           \
+  template <class Element>                                                                         \
+  struct Wgmma<N, Element> {                                                                       \
+    template <int TransA, int TransB>                                                              \
+    TILEPIPE_DEVICE static void mma(float (&d)[N / 2], std::uint64_t desc_a, std::uint64_t desc_b, \
+                                    std::uint32_t scale_d) {                                       \
+      if constexpr (std::is_same_v<Element, __half>) {                                             \
+        TILEPIPE_WGMMA_ASM(N, "f16");                                                              \
+      } else if constexpr (std::is_same_v<Element, float>) {                                       \
+        static_assert(TransA == 0 && TransB == 0,                                                  \
+                      "Wgmma: tf32 operands must be K-major (no transpose for tf32)");             \
+        TILEPIPE_WGMMA_ASM_TF32(N);                                                                \
+      } else {                                                                                     \
+        static_assert(std::is_same_v<Element, __nv_bfloat16>,                                      \
+                      "Wgmma: the inputs must be __half, __nv_bfloat16 or float (tf32)");          \
+        TILEPIPE_WGMMA_ASM(N, "bf16");                                                             \
+      }                                                                                            \
+    }                                                                                              \
   };
 
 TILEPIPE_WGMMA_SPECIALIZATION(64)

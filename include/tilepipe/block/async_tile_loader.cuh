@@ -102,8 +102,10 @@ class AsyncTileLoader {
   //! The mask of tiles whose first row is `row0` and whose columns all lie inside the matrix.
   TILEPIPE_DEVICE EdgeMask mask_rows(int row0) const {
     if constexpr (kStrided) {
-      const int left = src_.rows - row0 - ThreadMap::row(thread_, 0);  // rows from this thread's first
-      const int rows = left <= 0 ? 0 : (left + ThreadMap::kRowsPerIteration - 1) / ThreadMap::kRowsPerIteration;
+      const int left =
+          src_.rows - row0 - ThreadMap::row(thread_, 0);  // rows from this thread's first
+      const int rows =
+          left <= 0 ? 0 : (left + ThreadMap::kRowsPerIteration - 1) / ThreadMap::kRowsPerIteration;
       return {rows < kIterations ? rows : kIterations, kElementsPerChunk};
     } else {
       (void)row0;
@@ -131,9 +133,11 @@ class AsyncTileLoader {
   TILEPIPE_DEVICE void load_masked(Tile& dst, int row0, int col0, EdgeMask mask, Pipeline& pipe,
                                    int share = 0, int shares = 1) const {
     if constexpr (kStrided) {
-      const Element* src = src_.ptr(row0 + ThreadMap::row(thread_, 0), col0 + ThreadMap::col(thread_, 0));
+      const Element* src =
+          src_.ptr(row0 + ThreadMap::row(thread_, 0), col0 + ThreadMap::col(thread_, 0));
       const std::int64_t src_step = ThreadMap::kRowsPerIteration * src_.ld;
-      Element* chunk0 = dst.data + Layout::chunk_offset(ThreadMap::linear_chunk(thread_, 0)) * kElementsPerChunk;
+      Element* chunk0 =
+          dst.data + Layout::chunk_offset(ThreadMap::linear_chunk(thread_, 0)) * kElementsPerChunk;
       TILEPIPE_UNROLL
       for (int it = 0; it < kIterations; ++it) {
         if (it * shares / kIterations != share) continue;
@@ -159,9 +163,11 @@ class AsyncTileLoader {
   //! There is no 2-byte `cp.async`, so at 2 bytes, and for a chunk the matrix's row ends inside
   //! (the copy granule would reach past the row), the chunk is loaded element by element with
   //! ordinary loads and stored zero-padded with one 16-byte shared store: synchronous, ordered
-  //! before the readers by the same barrier as the async copies. Nothing outside the matrix is read.
+  //! before the readers by the same barrier as the async copies. Nothing outside the matrix is
+  //! read.
   template <class Pipeline>
-  TILEPIPE_DEVICE void load_narrow(Tile& dst, int row0, int col0, Pipeline& pipe, int copy_bytes) const {
+  TILEPIPE_DEVICE void load_narrow(Tile& dst, int row0, int col0, Pipeline& pipe,
+                                   int copy_bytes) const {
     (void)pipe;  // cp.async joins the thread's current group, as memcpy_async on `pipe` does
     TILEPIPE_UNROLL
     for (int it = 0; it < ThreadMap::kIterations; ++it) {
@@ -171,7 +177,9 @@ class AsyncTileLoader {
       Element* chunk_dst =
           dst.data + Layout::chunk_offset(ThreadMap::linear_chunk(thread_, it)) * kElementsPerChunk;
       const int left = src_.cols - col;
-      const int inside = row >= src_.rows || left <= 0 ? 0 : left < kElementsPerChunk ? left : kElementsPerChunk;
+      const int inside = row >= src_.rows || left <= 0 ? 0
+                         : left < kElementsPerChunk    ? left
+                                                       : kElementsPerChunk;
       const Element* chunk_src = src_.ptr(row, col);
       if (copy_bytes == 16 && inside == kElementsPerChunk) {
         arch::cp_async_zfill_16(chunk_dst, chunk_src, 16);
@@ -201,9 +209,11 @@ class AsyncTileLoader {
     if constexpr (kStrided) {
       // One source pointer, advanced by a fixed number of rows per chunk, and one destination
       // offset plus a constant per chunk: a handful of instructions per 16-byte copy.
-      const Element* src = src_.ptr(row0 + ThreadMap::row(thread_, 0), col0 + ThreadMap::col(thread_, 0));
+      const Element* src =
+          src_.ptr(row0 + ThreadMap::row(thread_, 0), col0 + ThreadMap::col(thread_, 0));
       const std::int64_t src_step = ThreadMap::kRowsPerIteration * src_.ld;
-      Element* chunk0 = dst.data + Layout::chunk_offset(ThreadMap::linear_chunk(thread_, 0)) * kElementsPerChunk;
+      Element* chunk0 =
+          dst.data + Layout::chunk_offset(ThreadMap::linear_chunk(thread_, 0)) * kElementsPerChunk;
       TILEPIPE_UNROLL
       for (int it = 0; it < kIterations; ++it) {
         if (it * shares / kIterations != share) continue;
@@ -214,11 +224,12 @@ class AsyncTileLoader {
       TILEPIPE_UNROLL
       for (int it = 0; it < kIterations; ++it) {
         if (it * shares / kIterations != share || !ThreadMap::valid(thread_, it)) continue;
-        Element* chunk_dst =
-            dst.data + Layout::chunk_offset(ThreadMap::linear_chunk(thread_, it)) * kElementsPerChunk;
-        cuda::memcpy_async(chunk_dst,
-                           src_.ptr(row0 + ThreadMap::row(thread_, it), col0 + ThreadMap::col(thread_, it)),
-                           cuda::aligned_size_t<16>(16), pipe);
+        Element* chunk_dst = dst.data + Layout::chunk_offset(ThreadMap::linear_chunk(thread_, it)) *
+                                            kElementsPerChunk;
+        cuda::memcpy_async(
+            chunk_dst,
+            src_.ptr(row0 + ThreadMap::row(thread_, it), col0 + ThreadMap::col(thread_, it)),
+            cuda::aligned_size_t<16>(16), pipe);
       }
     }
   }
@@ -255,13 +266,15 @@ class AsyncTileLoader {
     for (int p = 0; p < 16 / Bytes; ++p) {
       const bool read = p * kPieceElements < inside;
       arch::cp_async_ca_zfill<Bytes>(chunk_dst + p * kPieceElements,
-                                     read ? chunk_src + p * kPieceElements : src_.data, read ? Bytes : 0);
+                                     read ? chunk_src + p * kPieceElements : src_.data,
+                                     read ? Bytes : 0);
     }
   }
 
   // The first `valid` (0 .. kElementsPerChunk) elements at `chunk_src`, zero-padded, stored to
   // the chunk at `chunk_dst` with one 16-byte shared store.
-  TILEPIPE_DEVICE static void copy_partial_chunk(Element* chunk_dst, const Element* chunk_src, int valid) {
+  TILEPIPE_DEVICE static void copy_partial_chunk(Element* chunk_dst, const Element* chunk_src,
+                                                 int valid) {
     using Bits = typename Traits::Bits;
     alignas(16) Bits bits[kElementsPerChunk];
     TILEPIPE_UNROLL

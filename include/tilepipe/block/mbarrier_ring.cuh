@@ -66,7 +66,9 @@ class MbarrierRing {
 
   //! Producer: waits until the consumers have released the slot (returns at once on the first
   //! lap, whose slots are free).
-  TILEPIPE_DEVICE void producer_acquire(State st) { arch::mbarrier_wait(&s_.empty[st.index()], st.phase() ^ 1u); }
+  TILEPIPE_DEVICE void producer_acquire(State st) {
+    arch::mbarrier_wait(&s_.empty[st.index()], st.phase() ^ 1u);
+  }
 
   //! Producer: announces `bytes` of copies into the slot and returns the barrier they complete on.
   TILEPIPE_DEVICE std::uint64_t* producer_arm(State st, std::uint32_t bytes) {
@@ -75,7 +77,9 @@ class MbarrierRing {
   }
 
   //! Consumer: waits until the slot's copies have landed.
-  TILEPIPE_DEVICE void consumer_wait(State st) { arch::mbarrier_wait(&s_.full[st.index()], st.phase()); }
+  TILEPIPE_DEVICE void consumer_wait(State st) {
+    arch::mbarrier_wait(&s_.full[st.index()], st.phase());
+  }
 
   //! Consumer: one arrival saying this consumer is done reading the slot (in every CTA of the
   //! cluster, whose producers all write into this CTA's slot).
@@ -84,7 +88,8 @@ class MbarrierRing {
       arch::mbarrier_arrive(&s_.empty[st.index()]);
     } else {
       TILEPIPE_UNROLL
-      for (int cta = 0; cta < ClusterSize; ++cta) arch::mbarrier_arrive_cluster(&s_.empty[st.index()], cta);
+      for (int cta = 0; cta < ClusterSize; ++cta)
+        arch::mbarrier_arrive_cluster(&s_.empty[st.index()], cta);
     }
   }
 

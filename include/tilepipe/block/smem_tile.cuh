@@ -7,8 +7,9 @@
 
 namespace tilepipe {
 
-//! A `Rows x Cols` tile (columns contiguous) of `Element`s, swizzled by `SwizzledTileLayout`. It is aligned to 128 bytes, which the swizzle's bank-conflict
-//! guarantees assume. Use it as a member of a stage struct in shared memory.
+//! A `Rows x Cols` tile (columns contiguous) of `Element`s, swizzled by `SwizzledTileLayout`. It is
+//! aligned to 128 bytes, which the swizzle's bank-conflict guarantees assume. Use it as a member of
+//! a stage struct in shared memory.
 template <class Element, int Rows, int Cols>
 struct SmemTile {
   static_assert(is_supported_element_v<Element>,

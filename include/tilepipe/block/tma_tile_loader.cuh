@@ -74,14 +74,14 @@ struct TmaTileLoader {
   //! Builds the tensor maps of an `m x k` A and a `k x n` B with `batches` batches. Fails with a
   //! message naming the argument when TMA cannot address a matrix (the caller may then fall back
   //! to the Ampere tier).
-  static Status make_params(Params& p, const Element* a, std::int64_t lda, std::int64_t batch_stride_a,
-                            const Element* b, std::int64_t ldb, std::int64_t batch_stride_b, int m,
-                            int n, int k, int batches) {
+  static Status make_params(Params& p, const Element* a, std::int64_t lda,
+                            std::int64_t batch_stride_a, const Element* b, std::int64_t ldb,
+                            std::int64_t batch_stride_b, int m, int n, int k, int batches) {
     // A stride-0 batch (a broadcast input) or a single batch reads the same tile every time.
     p.batched_a = batches > 1 && batch_stride_a != 0;
     p.batched_b = batches > 1 && batch_stride_b != 0;
-    Status s = encode(p.a, "A", "lda", "batch_stride_a", a, LayoutA == Layout::kRowMajor, m, k,
-                      lda, batch_stride_a, p.batched_a ? batches : 1, TileM);
+    Status s = encode(p.a, "A", "lda", "batch_stride_a", a, LayoutA == Layout::kRowMajor, m, k, lda,
+                      batch_stride_a, p.batched_a ? batches : 1, TileM);
     if (!s) return s;
     return encode(p.b, "B", "ldb", "batch_stride_b", b, LayoutB == Layout::kColumnMajor, n, k, ldb,
                   batch_stride_b, p.batched_b ? batches : 1, TileN / ClusterM);
@@ -102,7 +102,8 @@ struct TmaTileLoader {
                                    std::uint64_t* full, int k0, int m0, int n0, int batch,
                                    int cta_rank = 0) {
     constexpr bool kKMajorB = LayoutB == Layout::kColumnMajor;
-    load_operand<LayoutA == Layout::kRowMajor, TileM>(&p.a, a_slot, full, k0, m0, batch * p.batched_a);
+    load_operand<LayoutA == Layout::kRowMajor, TileM>(&p.a, a_slot, full, k0, m0,
+                                                      batch * p.batched_a);
     if constexpr (ClusterM == 1) {
       (void)cta_rank;
       load_operand<kKMajorB, TileN>(&p.b, b_slot, full, k0, n0, batch * p.batched_b);
@@ -111,12 +112,14 @@ struct TmaTileLoader {
       constexpr int kColumns = TileN / ClusterM;  // this CTA's part of B
       const int first = cta_rank * kColumns;
       if constexpr (kKMajorB) {
-        arch::tma_load_multicast(b_slot + first * TileK, &p.b, full, k0, n0 + first, batch * p.batched_b, kAll);
+        arch::tma_load_multicast(b_slot + first * TileK, &p.b, full, k0, n0 + first,
+                                 batch * p.batched_b, kAll);
       } else {
         TILEPIPE_UNROLL
         for (int j = 0; j < kColumns / kSwizzleElements; ++j)
           arch::tma_load_multicast(b_slot + (first + kSwizzleElements * j) * TileK, &p.b, full,
-                                   n0 + first + kSwizzleElements * j, k0, batch * p.batched_b, kAll);
+                                   n0 + first + kSwizzleElements * j, k0, batch * p.batched_b,
+                                   kAll);
       }
     }
   }
@@ -130,8 +133,8 @@ struct TmaTileLoader {
     } else {
       TILEPIPE_UNROLL
       for (int j = 0; j < kRows / kSwizzleElements; ++j)
-        arch::tma_load(slot + j * kSwizzleElements * TileK, map, full, r0 + kSwizzleElements * j, k0,
-                       batch);
+        arch::tma_load(slot + j * kSwizzleElements * TileK, map, full, r0 + kSwizzleElements * j,
+                       k0, batch);
     }
   }
 
@@ -164,13 +167,13 @@ struct TmaTileLoader {
     const cuuint32_t element_strides[3] = {1, 1, 1};
     const CUresult r =
         fn(&map, detail::tensor_map_data_type<Element>(), 3, const_cast<Element*>(ptr), dims,
-           strides, box, element_strides,
-           CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+           strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS)
       return invalid(std::string("cuTensorMapEncodeTiled refused ") + name + " (error " +
                      std::to_string(static_cast<int>(r)) + "; " + ld_name + " = " +
-                     std::to_string(ld) + ", " + stride_name + " = " + std::to_string(batch_stride) + ")");
+                     std::to_string(ld) + ", " + stride_name + " = " +
+                     std::to_string(batch_stride) + ")");
     return Status::success();
   }
 

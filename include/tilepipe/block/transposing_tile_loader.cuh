@@ -71,7 +71,8 @@ class TransposingTileLoader {
   TILEPIPE_DEVICE EdgeMask mask_cols(int col0) const {
     const int left = src_.cols - col0 - ThreadMap::col(thread_, 0);
     const int blocks = left <= 0 ? 0 : (left + 7) / 8;
-    return {ThreadMap::kBands, blocks < ThreadMap::kColumnBlocks ? blocks : ThreadMap::kColumnBlocks};
+    return {ThreadMap::kBands,
+            blocks < ThreadMap::kColumnBlocks ? blocks : ThreadMap::kColumnBlocks};
   }
 
   //! Issues share `share` of `shares` (as in `load_interior`) of this thread's copies of the tile
@@ -86,7 +87,8 @@ class TransposingTileLoader {
     TILEPIPE_UNROLL
     for (int it = 0; it < kIterations; ++it) {
       if (it * shares / kIterations != share) continue;
-      const bool inside = ThreadMap::band(it) < mask.rows && ThreadMap::column_block(it) < mask.cols;
+      const bool inside =
+          ThreadMap::band(it) < mask.rows && ThreadMap::column_block(it) < mask.cols;
       const float* p = src + ThreadMap::band(it) * band_step + ThreadMap::column_block(it) * 8;
       arch::cp_async_ca_zfill<4>(dst.data + element(it), inside ? p : src_.data, inside ? 4 : 0);
     }
@@ -105,7 +107,8 @@ class TransposingTileLoader {
 
   //! `load`: every copy is 4 bytes, which any float's address allows.
   template <class Pipeline>
-  TILEPIPE_DEVICE void load_narrow(Tile& dst, int row0, int col0, Pipeline& pipe, int copy_bytes) const {
+  TILEPIPE_DEVICE void load_narrow(Tile& dst, int row0, int col0, Pipeline& pipe,
+                                   int copy_bytes) const {
     (void)copy_bytes;
     load(dst, row0, col0, pipe);
   }
@@ -124,7 +127,8 @@ class TransposingTileLoader {
   TILEPIPE_HOST_DEVICE static constexpr bool translates() {
     for (int t = 0; t < Threads; ++t)
       for (int it = 0; it < kIterations; ++it)
-        if (dst_offset(t, it) - dst_offset(t, 0) != dst_offset(0, it) - dst_offset(0, 0)) return false;
+        if (dst_offset(t, it) - dst_offset(t, 0) != dst_offset(0, it) - dst_offset(0, 0))
+          return false;
     return true;
   }
   static constexpr bool kTranslates = translates();

@@ -16,10 +16,11 @@ namespace tilepipe::detail {
 //! The opt-in maximum of dynamic shared memory per block of `sm_<arch / 10>` (arch as in
 //! `__CUDA_ARCH__`, e.g. 900).
 constexpr int max_smem_bytes_per_block(int arch) {
-  if (arch == 800 || arch == 870) return 163 * 1024;                  // A100, Orin
-  if (arch == 860 || arch == 890 || arch >= 1200) return 99 * 1024;  // consumer Ampere/Ada/Blackwell
-  if (arch >= 900) return 227 * 1024;                                 // Hopper, datacenter Blackwell
-  return 48 * 1024;                                                   // older: not supported
+  if (arch == 800 || arch == 870) return 163 * 1024;  // A100, Orin
+  if (arch == 860 || arch == 890 || arch >= 1200)
+    return 99 * 1024;                  // consumer Ampere/Ada/Blackwell
+  if (arch >= 900) return 227 * 1024;  // Hopper, datacenter Blackwell
+  return 48 * 1024;                    // older: not supported
 }
 
 #if defined(__CUDA_ARCH__)

@@ -31,9 +31,9 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
 //! The tensor-map data type of `T` (`__half`, `__nv_bfloat16` or `float`).
 template <class T>
 constexpr CUtensorMapDataType tensor_map_data_type() {
-  static_assert(std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16> ||
-                    std::is_same_v<T, float>,
-                "tensor_map_data_type: TMA maps of tilepipe hold __half, __nv_bfloat16 or float");
+  static_assert(
+      std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16> || std::is_same_v<T, float>,
+      "tensor_map_data_type: TMA maps of tilepipe hold __half, __nv_bfloat16 or float");
   if constexpr (std::is_same_v<T, __half>) return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
   else if constexpr (std::is_same_v<T, __nv_bfloat16>) return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   else return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;

@@ -65,9 +65,9 @@ struct PerAxisVector {
   }
   //! `name` is the member's name for messages ("bias", "scale").
   Status check(const char* op, const char* name, int m, int n) const {
-    const std::string what = std::string(op) + "::" + name + " (" +
-                             std::to_string(Axis == VectorAxis::kRow ? m : n) + " values, one per " +
-                             (Axis == VectorAxis::kRow ? "row" : "column") + " of D)";
+    const std::string what =
+        std::string(op) + "::" + name + " (" + std::to_string(Axis == VectorAxis::kRow ? m : n) +
+        " values, one per " + (Axis == VectorAxis::kRow ? "row" : "column") + " of D)";
     if (data == nullptr) return invalid(what + " is a null pointer");
     if (reinterpret_cast<std::uintptr_t>(data) % sizeof(T) != 0)
       return invalid(what + " is not aligned to its element size (" + std::to_string(sizeof(T)) +
@@ -186,8 +186,8 @@ namespace detail {
 template <class Op, class = void>
 struct HasCheck : std::false_type {};
 template <class Op>
-struct HasCheck<Op, std::void_t<decltype(std::declval<const Op&>().check(0, 0))>>
-    : std::true_type {};
+struct HasCheck<Op, std::void_t<decltype(std::declval<const Op&>().check(0, 0))>> : std::true_type {
+};
 }  // namespace detail
 
 //! The checks of an output operator for an `m x n` D: its own `check` if it has one.

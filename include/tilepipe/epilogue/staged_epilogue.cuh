@@ -22,7 +22,6 @@
 
 namespace tilepipe {
 
-
 //! Block-scope epilogue of a GEMM.
 //!
 //! \tparam ElementD        type of C and D: `float`, `__half` or `__nv_bfloat16`
@@ -124,8 +123,8 @@ class StagedEpilogue {
 
  private:
   template <bool kRowMajor, bool kBeta>
-  TILEPIPE_DEVICE void run(const Accumulators& acc, const Params& p, const TileOrigin& at, int warp_m0,
-                           int warp_n0) {
+  TILEPIPE_DEVICE void run(const Accumulators& acc, const Params& p, const TileOrigin& at,
+                           int warp_m0, int warp_n0) {
     TILEPIPE_UNROLL
     for (int pass = 0; pass < kPasses; ++pass) {
       const int slab_m0 = pass * kPassM;  // first row of the slab within the block tile
@@ -228,7 +227,7 @@ class StagedEpilogue {
         const int left = inner_limit - inner;
         const int count = AnyAlignment && left > kVector ? kVector : left;
         detail::store_output_elements<ElementD, kRowMajor, kBeta>(src, count, dst, c, p.beta, p.op,
-                                                                   row, col);
+                                                                  row, col);
       }
     }
   }
@@ -262,11 +261,20 @@ class StagedEpilogue {
       const float4 first = *reinterpret_cast<const float4*>(src + (swap ? 4 : 0));
       const float4 second = *reinterpret_cast<const float4*>(src + (swap ? 0 : 4));
       const float4 lo = swap ? second : first, hi = swap ? first : second;
-      x[0] = lo.x; x[1] = lo.y; x[2] = lo.z; x[3] = lo.w;
-      x[4] = hi.x; x[5] = hi.y; x[6] = hi.z; x[7] = hi.w;
+      x[0] = lo.x;
+      x[1] = lo.y;
+      x[2] = lo.z;
+      x[3] = lo.w;
+      x[4] = hi.x;
+      x[5] = hi.y;
+      x[6] = hi.z;
+      x[7] = hi.w;
     } else {
       const float4 f = *reinterpret_cast<const float4*>(src);
-      x[0] = f.x; x[1] = f.y; x[2] = f.z; x[3] = f.w;
+      x[0] = f.x;
+      x[1] = f.y;
+      x[2] = f.z;
+      x[3] = f.w;
     }
     detail::store_output_vector<ElementD, kRowMajor, kBeta>(x, dst, c, p.beta, p.op, row, col);
   }

@@ -55,9 +55,8 @@ class WarpgroupEpilogue {
   //! per thread beside the next tile's accumulators.
   static constexpr int kHeldRegisters = 32;
   static constexpr int kRegistersPerChunk = kPairsPerChunk * 2 * kBytes / 4;
-  static constexpr int kHeldChunks = kChunks < kHeldRegisters / kRegistersPerChunk
-                                         ? kChunks
-                                         : kHeldRegisters / kRegistersPerChunk;
+  static constexpr int kHeldChunks =
+      kChunks < kHeldRegisters / kRegistersPerChunk ? kChunks : kHeldRegisters / kRegistersPerChunk;
   static constexpr int kFirstHeld = kChunks - kHeldChunks;
 
  public:
@@ -82,30 +81,34 @@ class WarpgroupEpilogue {
     p.batch_stride_d = batch_stride_d;
     const auto fn = detail::tensor_map_encoder();
     if (fn == nullptr)
-      return error(Status::Code::kCudaError, "the driver has no cuTensorMapEncodeTiled (CUDA 12.0+)");
+      return error(Status::Code::kCudaError,
+                   "the driver has no cuTensorMapEncodeTiled (CUDA 12.0+)");
     const bool batched = batches > 1;
     if (out.ldd * kBytes >= detail::kTensorMapMaxStride)
-      return error(Status::Code::kInvalidArgument,
-                   "ldd = " + std::to_string(out.ldd) + " exceeds TMA's largest stride (2^40 bytes)");
+      return error(
+          Status::Code::kInvalidArgument,
+          "ldd = " + std::to_string(out.ldd) + " exceeds TMA's largest stride (2^40 bytes)");
     if (batched && batch_stride_d * kBytes >= detail::kTensorMapMaxStride)
-      return error(Status::Code::kInvalidArgument, "batch_stride_d = " + std::to_string(batch_stride_d) +
-                                                       " exceeds TMA's largest stride (2^40 bytes)");
+      return error(Status::Code::kInvalidArgument,
+                   "batch_stride_d = " + std::to_string(batch_stride_d) +
+                       " exceeds TMA's largest stride (2^40 bytes)");
     const bool row_major = out.layout == Layout::kRowMajor;
     const cuuint64_t dims[3] = {static_cast<cuuint64_t>(row_major ? out.n : out.m),
                                 static_cast<cuuint64_t>(row_major ? out.m : out.n),
                                 static_cast<cuuint64_t>(batched ? batches : 1)};
-    const cuuint64_t strides[2] = {static_cast<cuuint64_t>(out.ldd * kBytes),
-                                   static_cast<cuuint64_t>((batched ? batch_stride_d : out.ldd) * kBytes)};
+    const cuuint64_t strides[2] = {
+        static_cast<cuuint64_t>(out.ldd * kBytes),
+        static_cast<cuuint64_t>((batched ? batch_stride_d : out.ldd) * kBytes)};
     const cuuint32_t box[3] = {kLine, 64, 1};
     const cuuint32_t element_strides[3] = {1, 1, 1};
-    const CUresult r = fn(&p.d, detail::tensor_map_data_type<ElementD>(), 3, out.d, dims, strides,
-                          box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                          CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
-                          CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    const CUresult r =
+        fn(&p.d, detail::tensor_map_data_type<ElementD>(), 3, out.d, dims, strides, box,
+           element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+           CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS)
       return error(Status::Code::kInvalidArgument,
-                   "cuTensorMapEncodeTiled refused D (error " + std::to_string(static_cast<int>(r)) +
-                       "; ldd = " + std::to_string(out.ldd) +
+                   "cuTensorMapEncodeTiled refused D (error " +
+                       std::to_string(static_cast<int>(r)) + "; ldd = " + std::to_string(out.ldd) +
                        ", batch_stride_d = " + std::to_string(batch_stride_d) + ")");
     return Status::success();
   }
@@ -188,8 +191,8 @@ class WarpgroupEpilogue {
   // operator ignores the position (Identity), the clamps vanish. No per-element branch: the
   // compiler would predicate every element on its own, with a load of alpha and a conversion each.
   template <bool kScale>
-  TILEPIPE_DEVICE static ElementD staged_value(float x, float alpha, const OutputOp& op,
-                                               int row, int col, int last_row, int last_col) {
+  TILEPIPE_DEVICE static ElementD staged_value(float x, float alpha, const OutputOp& op, int row,
+                                               int col, int last_row, int last_col) {
     return from_float<ElementD>(op(kScale ? alpha * x : x, row < last_row ? row : last_row,
                                    col < last_col ? col : last_col));
   }
@@ -200,7 +203,8 @@ class WarpgroupEpilogue {
                                         const ElementD* c, int row, int col) {
     float v = o.alpha * x;
     if (c != nullptr)
-      v += o.beta * to_float(c[o.layout == Layout::kRowMajor ? row * o.ldc + col : col * o.ldc + row]);
+      v += o.beta *
+           to_float(c[o.layout == Layout::kRowMajor ? row * o.ldc + col : col * o.ldc + row]);
     return from_float<ElementD>(o.op(v, row, col));
   }
 
@@ -248,7 +252,8 @@ class WarpgroupEpilogue {
       for (int j = 0; j < kPairsPerChunk; ++j) {
         const PairPlace at = place(q, j);
         Pair v;
-        v.v[0] = staged_value<kScale>(acc.x[at.i], alpha, op, m0 + at.row, n0 + at.col, last_row, last_col);
+        v.v[0] = staged_value<kScale>(acc.x[at.i], alpha, op, m0 + at.row, n0 + at.col, last_row,
+                                      last_col);
         v.v[1] = staged_value<kScale>(acc.x[at.i + 1], alpha, op, m0 + at.row, n0 + at.col + 1,
                                       last_row, last_col);
         if (q < kFirstHeld) *reinterpret_cast<Pair*>(buffer + at.offset) = v;
@@ -266,8 +271,9 @@ class WarpgroupEpilogue {
 
   // An edge tile straight from the registers to D, element pairs where D is row-major, with
   // every element outside the problem skipped.
-  TILEPIPE_DEVICE void store_direct(const Accumulators& acc, const EpilogueParams<ElementD, OutputOp>& o,
-                                    ElementD* d, const ElementD* c, int m0, int n0) const {
+  TILEPIPE_DEVICE void store_direct(const Accumulators& acc,
+                                    const EpilogueParams<ElementD, OutputOp>& o, ElementD* d,
+                                    const ElementD* c, int m0, int n0) const {
     TILEPIPE_UNROLL
     for (int i = 0; i < kN / 2; i += 2) {
       const int row = m0 + Accumulators::row_of(thread_, i);
@@ -285,8 +291,7 @@ class WarpgroupEpilogue {
         }
       } else {
         if (col < o.n) d[col * o.ldd + row] = value(acc.x[i], o, c, row, col);
-        if (col + 1 < o.n)
-          d[(col + 1) * o.ldd + row] = value(acc.x[i + 1], o, c, row, col + 1);
+        if (col + 1 < o.n) d[(col + 1) * o.ldd + row] = value(acc.x[i + 1], o, c, row, col + 1);
       }
     }
   }

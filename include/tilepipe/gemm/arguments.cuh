@@ -66,11 +66,11 @@ struct GemmArguments {
   Layout layout_cd = Layout::kRowMajor;  //!< layout of C and D
   int batch_count = 1;
   std::int64_t batch_stride_a = 0, batch_stride_b = 0, batch_stride_c = 0, batch_stride_d = 0;
-  int split_k = 1;                 //!< slices of K (1: no split-K)
-  int stream_k = 0;                //!< stream-K's persistent blocks (0: no stream-K)
-  void* workspace = nullptr;       //!< f32 partial products (split-K, stream-K) or tf32's K-major copies
-  std::size_t workspace_bytes = 0; //!< size of `workspace`
-  OutputOp output_op{};            //!< applied to every element of D (output_ops.cuh)
+  int split_k = 1;            //!< slices of K (1: no split-K)
+  int stream_k = 0;           //!< stream-K's persistent blocks (0: no stream-K)
+  void* workspace = nullptr;  //!< f32 partial products (split-K, stream-K) or tf32's K-major copies
+  std::size_t workspace_bytes = 0;  //!< size of `workspace`
+  OutputOp output_op{};             //!< applied to every element of D (output_ops.cuh)
 };
 
 //! The epilogue's part of a GEMM's arguments (`GemmArguments` or any with the same fields): D,
@@ -87,7 +87,8 @@ namespace detail {
 //! pointer, leading dimension and (with more than one batch) batch stride all keep.
 template <class T>
 int copy_bytes_of(const T* p, std::int64_t ld, std::int64_t batch_stride, int batches) {
-  std::uint64_t bits = reinterpret_cast<std::uintptr_t>(p) | static_cast<std::uint64_t>(ld) * sizeof(T);
+  std::uint64_t bits =
+      reinterpret_cast<std::uintptr_t>(p) | static_cast<std::uint64_t>(ld) * sizeof(T);
   if (batches > 1) bits |= static_cast<std::uint64_t>(batch_stride) * sizeof(T);
   int bytes = 16;
   while (bytes > static_cast<int>(sizeof(T)) && bits % bytes != 0) bytes /= 2;
@@ -154,8 +155,12 @@ struct GemmArgumentChecks {
 
  private:
   // Rows (outer extent) and columns (contiguous extent) of an r x c matrix in a layout.
-  static std::int64_t outer(Layout l, int rows, int cols) { return l == Layout::kRowMajor ? rows : cols; }
-  static std::int64_t inner(Layout l, int rows, int cols) { return l == Layout::kRowMajor ? cols : rows; }
+  static std::int64_t outer(Layout l, int rows, int cols) {
+    return l == Layout::kRowMajor ? rows : cols;
+  }
+  static std::int64_t inner(Layout l, int rows, int cols) {
+    return l == Layout::kRowMajor ? cols : rows;
+  }
 
   // One matrix: pointer, alignment, leading dimension; `name` is its name.
   template <class T>
@@ -170,8 +175,9 @@ struct GemmArgumentChecks {
       return invalid(std::string(name) + " is not aligned to its element size (" +
                      std::to_string(sizeof(T)) + " bytes)");
     if (!any_alignment && reinterpret_cast<std::uintptr_t>(ptr) % 16 != 0)
-      return invalid(std::string(name) + " is not 16-byte aligned (this GEMM needs 16-byte "
-                                         "alignment)");
+      return invalid(std::string(name) +
+                     " is not 16-byte aligned (this GEMM needs 16-byte "
+                     "alignment)");
     const std::int64_t min_ld = inner(l, rows, cols);
     if (ld < (min_ld > 1 ? min_ld : 1))
       return invalid(describe(ld_name, ld) + " is smaller than the " +
@@ -190,7 +196,12 @@ struct GemmArgumentChecks {
     if (a.batch_count <= 1) return Status::success();
     using AB = std::remove_cv_t<std::remove_pointer_t<decltype(a.a)>>;
     using D = std::remove_pointer_t<decltype(a.d)>;
-    struct Stride { const char* name; std::int64_t value; std::int64_t align; bool used; };
+    struct Stride {
+      const char* name;
+      std::int64_t value;
+      std::int64_t align;
+      bool used;
+    };
     const Stride strides[] = {
         {"batch_stride_a", a.batch_stride_a, 16 / std::int64_t(sizeof(AB)), reads_ab},
         {"batch_stride_b", a.batch_stride_b, 16 / std::int64_t(sizeof(AB)), reads_ab},
@@ -221,8 +232,8 @@ struct GemmArgumentChecks {
   template <class T>
   static Range range_of(const T* p, Layout l, std::int64_t ld, int rows, int cols, int batches,
                         std::int64_t stride) {
-    const std::int64_t elems = (outer(l, rows, cols) - 1) * ld + inner(l, rows, cols) +
-                               std::int64_t(batches - 1) * stride;
+    const std::int64_t elems =
+        (outer(l, rows, cols) - 1) * ld + inner(l, rows, cols) + std::int64_t(batches - 1) * stride;
     const auto first = reinterpret_cast<std::uintptr_t>(p);
     return Range{first, first + static_cast<std::uintptr_t>(elems) * sizeof(T)};
   }
@@ -250,15 +261,19 @@ struct GemmArgumentChecks {
   static Status check_aliasing(const Args& a, bool reads_ab, bool reads_c) {
     const Range d = range_d(a);
     if (reads_ab) {
-      if (d.overlaps(range_a(a))) return invalid("D overlaps A in memory; write D to a separate buffer");
-      if (d.overlaps(range_b(a))) return invalid("D overlaps B in memory; write D to a separate buffer");
+      if (d.overlaps(range_a(a)))
+        return invalid("D overlaps A in memory; write D to a separate buffer");
+      if (d.overlaps(range_b(a)))
+        return invalid("D overlaps B in memory; write D to a separate buffer");
     }
     if (reads_c) {
       const bool same = static_cast<const void*>(a.c) == static_cast<const void*>(a.d) &&
-                        a.ldc == a.ldd && (a.batch_count <= 1 || a.batch_stride_c == a.batch_stride_d);
+                        a.ldc == a.ldd &&
+                        (a.batch_count <= 1 || a.batch_stride_c == a.batch_stride_d);
       if (!same && d.overlaps(range_c(a)))
-        return invalid("C overlaps D without being the same matrix (same pointer, ldc == ldd, same "
-                       "batch stride); in-place updates must be exact");
+        return invalid(
+            "C overlaps D without being the same matrix (same pointer, ldc == ldd, same "
+            "batch stride); in-place updates must be exact");
     }
     return Status::success();
   }
@@ -269,11 +284,12 @@ struct GemmArgumentChecks {
   static Status check_split_k(const Args& a, const SplitKSlices& slices, std::size_t needed,
                               bool split_k_compiled) {
     if (slices.count <= 1) return Status::success();
-    const std::string what = describe("split_k", a.split_k) + " (" +
-                             std::to_string(slices.count) + " slices of K = " + std::to_string(a.k) + ")";
+    const std::string what = describe("split_k", a.split_k) + " (" + std::to_string(slices.count) +
+                             " slices of K = " + std::to_string(a.k) + ")";
     if (!split_k_compiled)
-      return invalid(what + " needs split-K, which this GemmMultistage is compiled without; use "
-                            "GemmMultistageSplitK");
+      return invalid(what +
+                     " needs split-K, which this GemmMultistage is compiled without; use "
+                     "GemmMultistageSplitK");
     if (slices.count > 65535)
       return invalid(what + " needs more slices than the grid's y limit of 65535");
     return check_given_workspace(a, what, needed, "the split-K workspace");
@@ -299,8 +315,9 @@ struct GemmArgumentChecks {
     if (!runs) return Status::success();
     const std::string what = describe("stream_k", a.stream_k) + " (stream-K blocks)";
     if (!compiled)
-      return invalid(what + " needs stream-K, which this GemmMultistage is compiled without; use "
-                            "GemmMultistageStreamK");
+      return invalid(what +
+                     " needs stream-K, which this GemmMultistage is compiled without; use "
+                     "GemmMultistageStreamK");
     if (needed == 0) return Status::success();
     return check_given_workspace(a, what, needed, "the stream-K workspace");
   }
@@ -327,8 +344,9 @@ struct GemmArgumentChecks {
     const bool reads_ab = a.k > 0;
     const bool reads_c = a.beta != 0.0f;
     if (a.workspace_bytes < needed)
-      return invalid("workspace_bytes = " + std::to_string(a.workspace_bytes) + " is less than the " +
-                     std::to_string(needed) + " bytes that " + what + " needs (workspace_size(args))");
+      return invalid("workspace_bytes = " + std::to_string(a.workspace_bytes) +
+                     " is less than the " + std::to_string(needed) + " bytes that " + what +
+                     " needs (workspace_size(args))");
     if (reinterpret_cast<std::uintptr_t>(a.workspace) % 16 != 0)
       return invalid("workspace is not 16-byte aligned");
     const auto first = reinterpret_cast<std::uintptr_t>(a.workspace);

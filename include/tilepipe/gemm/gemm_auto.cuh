@@ -53,26 +53,31 @@ using GemmOfPolicy = GemmMultistage<ElementAB, ElementD, LayoutA, LayoutB, Polic
 //! args.workspace = ws; args.workspace_bytes = bytes;
 //! tilepipe::Status s = Gemm::run(args, stream);
 //! \endcode
-template <class ElementAB, class ElementD, Layout LayoutA, Layout LayoutB, class OutputOp = Identity,
-          bool AnyAlignment = true>
+template <class ElementAB, class ElementD, Layout LayoutA, Layout LayoutB,
+          class OutputOp = Identity, bool AnyAlignment = true>
 class GemmAuto {
  public:
   using Arguments = GemmArguments<ElementAB, ElementD, OutputOp>;
   using Config = GemmAutoConfig;
   using Heuristic = GemmAutoHeuristic;
-  using Large = detail::GemmOfPolicy<ElementAB, ElementD, LayoutA, LayoutB, OutputOp, GemmAutoLargePolicy>;
-  using Medium = detail::GemmOfPolicy<ElementAB, ElementD, LayoutA, LayoutB, OutputOp, GemmAutoMediumPolicy,
-                                      /*SplitK=*/false, AnyAlignment>;
-  using Small = detail::GemmOfPolicy<ElementAB, ElementD, LayoutA, LayoutB, OutputOp, GemmAutoSmallPolicy,
-                                     /*SplitK=*/true>;
+  using Large =
+      detail::GemmOfPolicy<ElementAB, ElementD, LayoutA, LayoutB, OutputOp, GemmAutoLargePolicy>;
+  using Medium =
+      detail::GemmOfPolicy<ElementAB, ElementD, LayoutA, LayoutB, OutputOp, GemmAutoMediumPolicy,
+                           /*SplitK=*/false, AnyAlignment>;
+  using Small =
+      detail::GemmOfPolicy<ElementAB, ElementD, LayoutA, LayoutB, OutputOp, GemmAutoSmallPolicy,
+                           /*SplitK=*/true>;
   //! What the Large configuration runs on a device that runs the Hopper tier.
   using Hopper = GemmSm90<ElementAB, ElementD, LayoutA, LayoutB, GemmAutoHopperLargeConfig::kStages,
                           OutputOp, GemmAutoHopperLargeConfig>;
   //! The Hopper tier's tiles for smaller problems.
-  using Hopper64x128 = GemmSm90<ElementAB, ElementD, LayoutA, LayoutB, GemmAutoHopper64x128Config::kStages,
-                                OutputOp, GemmAutoHopper64x128Config>;
-  using Hopper64x64 = GemmSm90<ElementAB, ElementD, LayoutA, LayoutB, GemmAutoHopper64x64Config::kStages,
-                               OutputOp, GemmAutoHopper64x64Config>;
+  using Hopper64x128 =
+      GemmSm90<ElementAB, ElementD, LayoutA, LayoutB, GemmAutoHopper64x128Config::kStages, OutputOp,
+               GemmAutoHopper64x128Config>;
+  using Hopper64x64 =
+      GemmSm90<ElementAB, ElementD, LayoutA, LayoutB, GemmAutoHopper64x64Config::kStages, OutputOp,
+               GemmAutoHopper64x64Config>;
   static constexpr Layout kLayoutA = LayoutA;
   static constexpr Layout kLayoutB = LayoutB;
 
@@ -83,8 +88,10 @@ class GemmAuto {
     const Arguments a = with_split(args, 1);
     switch (select(args, sms).tile) {
       case Config::Tile::kLarge: return takes<Hopper>(a) ? GemmTier::kHopper : GemmTier::kAmpere;
-      case Config::Tile::kHopper64x128: return takes<Hopper64x128>(a) ? GemmTier::kHopper : GemmTier::kAmpere;
-      case Config::Tile::kHopper64x64: return takes<Hopper64x64>(a) ? GemmTier::kHopper : GemmTier::kAmpere;
+      case Config::Tile::kHopper64x128:
+        return takes<Hopper64x128>(a) ? GemmTier::kHopper : GemmTier::kAmpere;
+      case Config::Tile::kHopper64x64:
+        return takes<Hopper64x64>(a) ? GemmTier::kHopper : GemmTier::kAmpere;
       default: return GemmTier::kAmpere;
     }
   }

@@ -41,7 +41,6 @@
 
 namespace tilepipe {
 
-
 //! Which of GemmAuto's tile configurations runs a problem, and with how many K slices.
 struct GemmAutoConfig {
   //! kLarge runs on either tier (the Hopper tier where the device and the arguments allow);
@@ -56,7 +55,9 @@ struct GemmAutoConfig {
   constexpr bool operator!=(const GemmAutoConfig& o) const { return !(*this == o); }
 
   //! Whether the tile exists only on the Hopper tier.
-  constexpr bool hopper_only() const { return tile == Tile::kHopper64x128 || tile == Tile::kHopper64x64; }
+  constexpr bool hopper_only() const {
+    return tile == Tile::kHopper64x128 || tile == Tile::kHopper64x64;
+  }
 
   //! The tile configuration, as the benchmark names it ("64x64x64/w32x32/s3"; the Hopper tier's
   //! tiles as "64x128x64/s6,hopper"). kLarge is named by its Ampere-tier policy.
@@ -132,7 +133,8 @@ struct GemmAutoHeuristic {
     if (large_tier == GemmTier::kHopper) {
       const double hopper_wave = kMinHopperWaveFraction * sms;
       const std::int64_t large_tiles = hopper_tiles<GemmAutoHopperLargeConfig>(m, n, batch);
-      if (m > 64 && large_tiles >= kMinHopperLargeFraction * sms) return GemmAutoConfig{Tile::kLarge, 1};
+      if (m > 64 && large_tiles >= kMinHopperLargeFraction * sms)
+        return GemmAutoConfig{Tile::kLarge, 1};
       if (hopper_tiles<GemmAutoHopper64x128Config>(m, n, batch) >= hopper_wave)
         return GemmAutoConfig{Tile::kHopper64x128, 1};
       const bool split_pays = m <= 32 && k >= kMinSplitKOnHopper &&
@@ -141,8 +143,9 @@ struct GemmAutoHeuristic {
       return select(m, n, k, batch, sm_count, GemmTier::kAmpere);
     }
     const std::int64_t large_tiles = tiles<GemmAutoLargePolicy>(m, n, batch);
-    const bool medium_fills = m >= GemmAutoMediumPolicy::Tile::kM &&
-                              tiles<GemmAutoMediumPolicy>(m, n, batch) >= kMinMediumWaveFraction * sms;
+    const bool medium_fills =
+        m >= GemmAutoMediumPolicy::Tile::kM &&
+        tiles<GemmAutoMediumPolicy>(m, n, batch) >= kMinMediumWaveFraction * sms;
     if (large_tiles >= wave) {
       // A last wave that leaves many SMs idle costs the Large tile more than the Medium one
       // (measured, see kMinLargeWaveEfficiency).

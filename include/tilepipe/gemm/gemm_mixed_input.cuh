@@ -78,8 +78,9 @@ template <class ElementA, class ElementB, class ElementD, Layout LayoutA = Layou
 class GemmMixedInput {
   static_assert(std::is_same_v<ElementA, __half> || std::is_same_v<ElementA, __nv_bfloat16>,
                 "GemmMixedInput: A (and the scales) must be __half or __nv_bfloat16");
-  static_assert(std::is_same_v<ElementB, std::int8_t> || std::is_same_v<ElementB, __nv_fp8_e4m3>,
-                "GemmMixedInput: B must be std::int8_t or __nv_fp8_e4m3 (weight-only quantization)");
+  static_assert(
+      std::is_same_v<ElementB, std::int8_t> || std::is_same_v<ElementB, __nv_fp8_e4m3>,
+      "GemmMixedInput: B must be std::int8_t or __nv_fp8_e4m3 (weight-only quantization)");
   static_assert(is_supported_element_v<ElementD>,
                 "GemmMixedInput: C and D must be __half, __nv_bfloat16 or float");
   static_assert(LayoutA == Layout::kRowMajor,
@@ -150,8 +151,9 @@ class GemmMixedInput {
       return Status::error(Status::Code::kUnsupportedDevice, on + why);
     };
     if (major < 9)
-      return unsupported("it is sm_" + std::to_string(major) + std::to_string(minor) +
-                         ", and thread-block clusters need sm_90 or newer; use kWorkspace or kAuto");
+      return unsupported(
+          "it is sm_" + std::to_string(major) + std::to_string(minor) +
+          ", and thread-block clusters need sm_90 or newer; use kWorkspace or kAuto");
     if (code_arch < 90)
       return unsupported(
           code_arch <= 0
@@ -186,7 +188,7 @@ class GemmMixedInput {
     if (dev.major >= 9) code_arch = KernelLauncher<ClusterKernel>::compiled_arch(dev.device);
     if (dev.major >= 9 && code_arch >= 90) {
       s = KernelLauncher<ClusterKernel>::resident_clusters(dim3(1, slices.count, 1), &clusters,
-                                                          "GemmMixedInput");
+                                                           "GemmMixedInput");
       if (!s) return s;
     }
     s = check_cluster_properties(dev.device, dev.major, dev.minor, code_arch, slices.count,

@@ -45,8 +45,8 @@ namespace tilepipe {
 template <class ElementAB, class ElementD, Layout LayoutA, Layout LayoutB, int Stages = 4,
           class OutputOp = Identity, class Tile = DefaultTileConfig<Stages>,
           class Options = GemmOptions<>>
-class GemmTiered : public GemmSm80<ElementAB, ElementD, LayoutA, LayoutB, Stages, OutputOp, Tile,
-                                   Options> {
+class GemmTiered
+    : public GemmSm80<ElementAB, ElementD, LayoutA, LayoutB, Stages, OutputOp, Tile, Options> {
   using Sm80 = GemmSm80<ElementAB, ElementD, LayoutA, LayoutB, Stages, OutputOp, Tile, Options>;
 
  public:
@@ -149,8 +149,9 @@ class GemmTiered : public GemmSm80<ElementAB, ElementD, LayoutA, LayoutB, Stages
         return refuse("split_k = " + std::to_string(a.split_k) + " runs on the Ampere tier only");
       case Sm80Kernel::kNarrow:
         if (HopperTier::copies(a))
-          return refuse("tf32 with A column-major or B row-major takes the Hopper tier only with "
-                        "16-byte aligned arguments (the narrow kernel runs the others)");
+          return refuse(
+              "tf32 with A column-major or B row-major takes the Hopper tier only with "
+              "16-byte aligned arguments (the narrow kernel runs the others)");
         break;
       case Sm80Kernel::kDataParallel: break;
     }
@@ -171,9 +172,8 @@ using GemmMultistage = GemmTiered<ElementAB, ElementD, LayoutA, LayoutB, Stages,
 template <class ElementAB, class ElementD, Layout LayoutA, Layout LayoutB, int Stages = 4,
           class OutputOp = Identity, class Tile = DefaultTileConfig<Stages>,
           bool AnyAlignment = true>
-using GemmMultistageSplitK =
-    GemmMultistage<ElementAB, ElementD, LayoutA, LayoutB, Stages, OutputOp, Tile, true,
-                   AnyAlignment>;
+using GemmMultistageSplitK = GemmMultistage<ElementAB, ElementD, LayoutA, LayoutB, Stages, OutputOp,
+                                            Tile, true, AnyAlignment>;
 
 //! GemmMultistage with stream-K compiled in.
 template <class ElementAB, class ElementD, Layout LayoutA, Layout LayoutB, int Stages = 4,

@@ -30,9 +30,9 @@ struct AlignedOnly {};
 //! narrow one.
 template <class... Options>
 struct GemmOptions {
-  static_assert((true && ... && (std::is_same_v<Options, WithSplitK> ||
-                         std::is_same_v<Options, WithStreamK> ||
-                         std::is_same_v<Options, AlignedOnly>)),
+  static_assert((true && ... &&
+                 (std::is_same_v<Options, WithSplitK> || std::is_same_v<Options, WithStreamK> ||
+                  std::is_same_v<Options, AlignedOnly>)),
                 "GemmOptions: each option must be WithSplitK, WithStreamK or AlignedOnly");
   static constexpr bool kSplitK = (false || ... || std::is_same_v<Options, WithSplitK>);
   static constexpr bool kStreamK = (false || ... || std::is_same_v<Options, WithStreamK>);

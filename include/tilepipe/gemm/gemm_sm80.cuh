@@ -103,8 +103,7 @@ class GemmSm80 {
     const int batches = a.batch_count;
     return (a.k == 0 || (detail::copy_bytes_of(a.a, a.lda, a.batch_stride_a, batches) == 16 &&
                          detail::copy_bytes_of(a.b, a.ldb, a.batch_stride_b, batches) == 16)) &&
-           (a.beta == 0.0f ||
-            detail::copy_bytes_of(a.c, a.ldc, a.batch_stride_c, batches) == 16) &&
+           (a.beta == 0.0f || detail::copy_bytes_of(a.c, a.ldc, a.batch_stride_c, batches) == 16) &&
            detail::copy_bytes_of(a.d, a.ldd, a.batch_stride_d, batches) == 16;
   }
 
@@ -156,8 +155,8 @@ class GemmSm80 {
     Status s = Checks::check_stream_k_request(a);
     if (!s) return s;
     const std::size_t workspace = workspace_size(a);
-    s = Checks::check(a, Policy::Tile::kM, Policy::Tile::kN, split_k_slices(a), workspace,
-                      kSplitK, kAnyAlignment);
+    s = Checks::check(a, Policy::Tile::kM, Policy::Tile::kN, split_k_slices(a), workspace, kSplitK,
+                      kAnyAlignment);
     return s ? Checks::check_stream_k(a, stream_k_runs(a), workspace, kStreamK) : s;
   }
 
@@ -183,8 +182,9 @@ class GemmSm80 {
   //! The stream-K kernel's blocks that fit on the current device at once: the `args.stream_k`
   //! that fills the GPU exactly once.
   static Status stream_k_blocks(int& blocks) {
-    static_assert(kStreamK, "stream_k_blocks: this GEMM is compiled without stream-K; use "
-                            "GemmOptions<WithStreamK> (GemmMultistageStreamK)");
+    static_assert(kStreamK,
+                  "stream_k_blocks: this GEMM is compiled without stream-K; use "
+                  "GemmOptions<WithStreamK> (GemmMultistageStreamK)");
     blocks = 0;
     return KernelLauncher<StreamKKernel>::resident_blocks(&blocks, "GemmMultistage");
   }
@@ -205,8 +205,8 @@ class GemmSm80 {
       case Sm80Kernel::kSplitK:
         if constexpr (kSplitK)
           return detail::run_split_k<PartialKernel, ElementD, OutputOp>(
-              kernel_params<typename PartialKernel::Params>(a), a, split_k_slices(a),
-              a.batch_count, a.batch_stride_c, a.batch_stride_d, stream, "GemmMultistage");
+              kernel_params<typename PartialKernel::Params>(a), a, split_k_slices(a), a.batch_count,
+              a.batch_stride_c, a.batch_stride_d, stream, "GemmMultistage");
         break;
       case Sm80Kernel::kNarrow:
         if constexpr (kAnyAlignment) {

@@ -91,8 +91,8 @@ class GemmSm90 {
   }
 
   //! The device-free checks: GemmMultistage's with 16-byte alignment (TMA's base addresses and
-  //! strides must be multiples of 16 bytes), and no split-K or stream-K. GemmMultistage runs arguments it
-  //! refuses for alignment on its Ampere tier's narrow kernel.
+  //! strides must be multiples of 16 bytes), and no split-K or stream-K. GemmMultistage runs
+  //! arguments it refuses for alignment on its Ampere tier's narrow kernel.
   static Status check_arguments(const Arguments& a) {
     Status s = detail::GemmArgumentChecks<LayoutA, LayoutB>::check(
         a, Config::kM, Config::kN, split_k_slices(a.k, 1, kTileK), 0, false,

@@ -68,14 +68,13 @@ struct HopperTier {
       Status s;
       if (kCopyA)  // A column-major: K lines of M floats
         s = transpose_to_k_major({reinterpret_cast<const float*>(a.a), a.lda, a.batch_stride_a,
-                                  reinterpret_cast<float*>(base), w.ld, w.batch_stride_a, a.m,
-                                  a.k},
+                                  reinterpret_cast<float*>(base), w.ld, w.batch_stride_a, a.m, a.k},
                                  w.batch_stride_a != 0 ? a.batch_count : 1, stream);
       if (s && kCopyB)  // B row-major: K lines of N floats
-        s = transpose_to_k_major({reinterpret_cast<const float*>(a.b), a.ldb, a.batch_stride_b,
-                                  reinterpret_cast<float*>(base + w.offset_b), w.ld,
-                                  w.batch_stride_b, a.n, a.k},
-                                 w.batch_stride_b != 0 ? a.batch_count : 1, stream);
+        s = transpose_to_k_major(
+            {reinterpret_cast<const float*>(a.b), a.ldb, a.batch_stride_b,
+             reinterpret_cast<float*>(base + w.offset_b), w.ld, w.batch_stride_b, a.n, a.k},
+            w.batch_stride_b != 0 ? a.batch_count : 1, stream);
       if (!s) return s;
     }
     return Gemm::launch(p, stream);

@@ -81,7 +81,8 @@ __global__ void __launch_bounds__(kKMajorTransposeThreads)
   const long long tiles_rows = (p.rows + kN - 1) / kN;
   const long long tiles = tiles_rows * ((p.k + kN - 1) / kN);
   for (long long t = blockIdx.x; t < tiles; t += gridDim.x) {
-    const int r0 = static_cast<int>(t % tiles_rows) * kN, k0 = static_cast<int>(t / tiles_rows) * kN;
+    const int r0 = static_cast<int>(t % tiles_rows) * kN,
+              k0 = static_cast<int>(t / tiles_rows) * kN;
     // Load: 4 rows (r, .. r + 3) at k; a chunk that reaches past `rows` element by element.
     const int k = k0 + line, r = r0 + kC * chunk;
     float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
@@ -130,12 +131,15 @@ struct KMajorTransposeKernel {
 namespace detail {
 
 //! Launches the K-major copy on `stream` (see KMajorTransposeParams; `batches` of them, at most
-//! 65535, 1 for a source shared by all batches). Needs 16-byte alignment: `src`, `dst`, `ld_src`, `ld_dst`
-//! and, with several batches, both batch strides multiples of 16 bytes, and `ld_dst` at least K
-//! rounded up to 4. `dst` must not overlap `src`. The caller (GemmMultistage) has checked all of
-//! it; the alignment is checked again here, because a violation would fault on the device.
-inline Status transpose_to_k_major(const KMajorTransposeParams& p, int batches, cudaStream_t stream) {
-  const auto misaligned = [](const void* ptr) { return reinterpret_cast<std::uintptr_t>(ptr) % 16 != 0; };
+//! 65535, 1 for a source shared by all batches). Needs 16-byte alignment: `src`, `dst`, `ld_src`,
+//! `ld_dst` and, with several batches, both batch strides multiples of 16 bytes, and `ld_dst` at
+//! least K rounded up to 4. `dst` must not overlap `src`. The caller (GemmMultistage) has checked
+//! all of it; the alignment is checked again here, because a violation would fault on the device.
+inline Status transpose_to_k_major(const KMajorTransposeParams& p, int batches,
+                                   cudaStream_t stream) {
+  const auto misaligned = [](const void* ptr) {
+    return reinterpret_cast<std::uintptr_t>(ptr) % 16 != 0;
+  };
   if (misaligned(p.src) || misaligned(p.dst) || p.ld_src % 4 != 0 || p.ld_dst % 4 != 0 ||
       (batches > 1 && (p.batch_stride_src % 4 != 0 || p.batch_stride_dst % 4 != 0)) ||
       p.ld_dst < (std::int64_t(p.k) + 3) / 4 * 4 || p.ld_src < p.rows)

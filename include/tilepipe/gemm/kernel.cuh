@@ -80,8 +80,8 @@ struct GemmKernel {
     int tiles_m, tiles_n;
     SplitKSlices slices;          //!< with kSliceK: where each slice of K begins and ends
     std::int64_t slice_stride_d;  //!< with kWorkspace: elements between the D of consecutive slices
-    typename Epilogue::Params epilogue;  //!< D, C, alpha, beta, the output operator, m and n
-    int copy_bytes_a = 16, copy_bytes_b = 16;  //!< a narrow mainloop's copy widths (16, 8, 4, 2)
+    typename Epilogue::Params epilogue;         //!< D, C, alpha, beta, the output operator, m and n
+    int copy_bytes_a = 16, copy_bytes_b = 16;   //!< a narrow mainloop's copy widths (16, 8, 4, 2)
     typename Mainloop::TransformB transform_b;  //!< a MixedInput mainloop's B transform
   };
 
@@ -209,7 +209,8 @@ struct GemmKernel {
 //! The `__global__` entry of a GemmKernel: a one-dimensional block of `Kernel::kThreads`
 //! threads, `Kernel::kSharedBytes` of dynamic shared memory.
 template <class Kernel>
-__global__ void __launch_bounds__(Kernel::kThreads) gemm_kernel(const typename Kernel::Params params) {
+__global__ void __launch_bounds__(Kernel::kThreads)
+    gemm_kernel(const typename Kernel::Params params) {
   extern __shared__ __align__(128) unsigned char smem[];
   Kernel{}(params, *reinterpret_cast<typename Kernel::SharedStorage*>(smem));
 }

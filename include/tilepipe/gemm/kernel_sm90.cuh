@@ -53,7 +53,7 @@ struct GemmKernelSm90 {
   static constexpr std::size_t kSharedBytes = sizeof(SharedStorage) + 1024;
 
   struct Params {
-    typename Mainloop::Params load;  //!< the tensor maps of A and B
+    typename Mainloop::Params load;      //!< the tensor maps of A and B
     typename Epilogue::Params epilogue;  //!< D's tensor map, C, alpha, beta, the output operator
     int k;
     int tiles_m, tiles_n, batches;
@@ -122,7 +122,8 @@ struct GemmKernelSm90 {
           mainloop.consume(acc, state, 0, k_tiles);
           if (item + step < work.items()) arch::named_barrier_arrive(kOrderBarrier + other, 256);
           state.advance(k_tiles);  // the other's next tile
-          epilogue.store(acc, p.epilogue, (t.m * kClusterM + rank) * Tile::kM, t.n * Tile::kN, t.batch);
+          epilogue.store(acc, p.epilogue, (t.m * kClusterM + rank) * Tile::kM, t.n * Tile::kN,
+                         t.batch);
         }
       } else {
         for (long long item = first; item < work.items(); item += step) {
@@ -156,7 +157,8 @@ __global__ void __launch_bounds__(Kernel::kThreads, 1)
   // shared array keeps its state space, so the compiler writes through it with STS rather than
   // generic stores (the epilogue's staging).
   const auto misalignment = static_cast<unsigned>(__cvta_generic_to_shared(smem)) & 1023u;
-  auto* storage = reinterpret_cast<typename Kernel::SharedStorage*>(smem + ((1024u - misalignment) & 1023u));
+  auto* storage =
+      reinterpret_cast<typename Kernel::SharedStorage*>(smem + ((1024u - misalignment) & 1023u));
   Kernel{}(params, *storage);
 #endif
 }
@@ -190,9 +192,10 @@ inline bool hopper_tier_available(int device) {
   const signed char k = known[device].load(std::memory_order_relaxed);
   if (k != 0) return k > 0;
   int major = 0, minor = 0;
-  bool yes = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
-             cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) == cudaSuccess &&
-             major == 9 && minor == 0;
+  bool yes =
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) == cudaSuccess &&
+      major == 9 && minor == 0;
   if (yes) {
     cudaFuncAttributes attr{};
     if (cudaFuncGetAttributes(&attr, detail::sm90a_probe_kernel<0>) == cudaSuccess) {

@@ -75,17 +75,17 @@ struct DeviceAttributeCacheTag;
 inline Status current_device_info(DeviceInfo& info, const std::string& who) {
   cudaError_t e = cudaGetDevice(&info.device);
   if (e != cudaSuccess) return cuda_error(who, "cudaGetDevice", e);
-  const cudaDeviceAttr attrs[4] = {cudaDevAttrComputeCapabilityMajor,
-                                   cudaDevAttrComputeCapabilityMinor,
-                                   cudaDevAttrMaxSharedMemoryPerBlockOptin,
-                                   cudaDevAttrMultiProcessorCount};
+  const cudaDeviceAttr attrs[4] = {
+      cudaDevAttrComputeCapabilityMajor, cudaDevAttrComputeCapabilityMinor,
+      cudaDevAttrMaxSharedMemoryPerBlockOptin, cudaDevAttrMultiProcessorCount};
   int* fields[4] = {&info.major, &info.minor, &info.smem_optin, &info.sms};
   for (int i = 0; i < 4; ++i) {
-    const Status s = PerDeviceCache<DeviceAttributeCacheTag, 4>::get(info.device, i, fields[i], [&](int* v) {
-      const cudaError_t err = cudaDeviceGetAttribute(v, attrs[i], info.device);
-      return err == cudaSuccess ? Status::success()
-                                : cuda_error(who, "cudaDeviceGetAttribute", err);
-    });
+    const Status s =
+        PerDeviceCache<DeviceAttributeCacheTag, 4>::get(info.device, i, fields[i], [&](int* v) {
+          const cudaError_t err = cudaDeviceGetAttribute(v, attrs[i], info.device);
+          return err == cudaSuccess ? Status::success()
+                                    : cuda_error(who, "cudaDeviceGetAttribute", err);
+        });
     if (!s) return s;
   }
   return Status::success();
@@ -208,7 +208,8 @@ struct KernelLauncher {
     if (Kernel::kSharedBytes <= 48 * 1024) return Status::success();
     const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                static_cast<int>(Kernel::kSharedBytes));
-    return e == cudaSuccess ? Status::success() : detail::cuda_error(who, "cudaFuncSetAttribute", e);
+    return e == cudaSuccess ? Status::success()
+                            : detail::cuda_error(who, "cudaFuncSetAttribute", e);
   }
 
   // `shape` as a launch configuration with its cluster attribute in `attr` (which the

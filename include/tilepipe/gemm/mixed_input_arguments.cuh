@@ -68,7 +68,7 @@ struct MixedInputArguments {
   float alpha = 1.0f;
   float beta = 0.0f;
   Layout layout_cd = Layout::kRowMajor;  //!< layout of C and D
-  int split_k = 1;                  //!< slices of K (1: no split-K)
+  int split_k = 1;                       //!< slices of K (1: no split-K)
   //! how the slices are summed; both ways add them in the same order and give the same D
   SplitKReduction split_k_reduction = SplitKReduction::kAuto;
   void* workspace = nullptr;        //!< f32 partial products, when split-K runs through it
@@ -103,16 +103,17 @@ struct MixedInputArgumentChecks {
     if (a.m == 0 || a.n == 0 || a.k == 0) return Status::success();  // no scale is read
     if (cluster && slices.count > max_cluster_slices)
       return invalid("split_k_reduction = kCluster sums at most " +
-                     std::to_string(max_cluster_slices) + " slices (the blocks of one cluster), but " +
-                     describe("split_k", a.split_k) + " gives " + std::to_string(slices.count) +
+                     std::to_string(max_cluster_slices) +
+                     " slices (the blocks of one cluster), but " + describe("split_k", a.split_k) +
+                     " gives " + std::to_string(slices.count) +
                      " slices of K = " + std::to_string(a.k) + "; use kWorkspace or kAuto");
     if (a.scale == nullptr) return invalid("scale is a null pointer");
     if (reinterpret_cast<std::uintptr_t>(a.scale) % sizeof(*a.scale) != 0)
-      return invalid("scale is not aligned to its element size (" + std::to_string(sizeof(*a.scale)) +
-                     " bytes)");
+      return invalid("scale is not aligned to its element size (" +
+                     std::to_string(sizeof(*a.scale)) + " bytes)");
     if (a.group != 64 && a.group != 128 && a.group != a.k)
-      return invalid(describe("group", a.group) + " must be 64, 128 or K (= " + std::to_string(a.k) +
-                     ", one scale per column)");
+      return invalid(describe("group", a.group) +
+                     " must be 64, 128 or K (= " + std::to_string(a.k) + ", one scale per column)");
     const std::int64_t rows = (std::int64_t(a.k) + a.group - 1) / a.group;
     if (rows * a.n > 0x7FFFFFFF)
       return invalid("scale (" + std::to_string(rows) + " x " + std::to_string(a.n) +
@@ -172,8 +173,9 @@ struct MixedInputArgumentChecks {
   static Status renamed(const Status& s) {
     const std::string prefix = "GemmMultistage: ";
     const std::string& m = s.message();
-    return Status::error(s.code(), "GemmMixedInput: " +
-                                       (m.compare(0, prefix.size(), prefix) == 0 ? m.substr(prefix.size()) : m));
+    return Status::error(
+        s.code(), "GemmMixedInput: " +
+                      (m.compare(0, prefix.size(), prefix) == 0 ? m.substr(prefix.size()) : m));
   }
 };
 

@@ -30,11 +30,11 @@ namespace tilepipe {
 //! How a GEMM's K is cut for split-K: `count` slices of whole k-tiles, as even as that allows
 //! (the first `longer` slices have one k-tile more than the others), in order along K.
 struct SplitKSlices {
-  int count = 1;        //!< slices that run (1: no split-K)
-  int k_tiles = 0;      //!< k-tiles in every slice, plus one in each of the first `longer`
-  int longer = 0;       //!< slices with one more k-tile
-  int tile_k = 1;       //!< depth of a k-tile
-  int k = 0;            //!< the GEMM's K
+  int count = 1;    //!< slices that run (1: no split-K)
+  int k_tiles = 0;  //!< k-tiles in every slice, plus one in each of the first `longer`
+  int longer = 0;   //!< slices with one more k-tile
+  int tile_k = 1;   //!< depth of a k-tile
+  int k = 0;        //!< the GEMM's K
 
   //! First k of slice `s`.
   TILEPIPE_HOST_DEVICE constexpr int begin(int s) const {
@@ -70,8 +70,8 @@ TILEPIPE_HOST_DEVICE constexpr SplitKSlices split_k_slices(int k, int split_k, i
 //! that every row of the slab starts 16-byte aligned; the padding elements may be written by the
 //! partial kernel and are never read.
 struct SplitKWorkspace {
-  std::int64_t ld = 0;              //!< floats between consecutive rows (columns) of a slab
-  std::int64_t slab_elements = 0;   //!< floats in one slab: outer * ld
+  std::int64_t ld = 0;             //!< floats between consecutive rows (columns) of a slab
+  std::int64_t slab_elements = 0;  //!< floats in one slab: outer * ld
   std::int64_t slices = 0;
   std::int64_t batches = 0;
 
@@ -113,8 +113,8 @@ struct SplitKReduceParams {
   ElementD* d = nullptr;
   const ElementD* c = nullptr;
   std::int64_t ldd = 0, ldc = 0, ldw = 0;
-  std::int64_t slab_elements = 0;  //!< workspace floats between consecutive batches
-  std::int64_t slice_elements = 0; //!< workspace floats between consecutive slices
+  std::int64_t slab_elements = 0;   //!< workspace floats between consecutive batches
+  std::int64_t slice_elements = 0;  //!< workspace floats between consecutive slices
   std::int64_t batch_stride_c = 0, batch_stride_d = 0;
   int outer = 0, inner = 0, slices = 1;
   float alpha = 1.0f, beta = 0.0f;
@@ -131,7 +131,7 @@ inline constexpr int kSplitKReduceThreads = 256;
 //! D's layout: lines are rows when it is row-major, columns otherwise.
 template <class ElementD, class OutputOp, bool kRowMajor>
 __global__ void __launch_bounds__(kSplitKReduceThreads)
-split_k_reduce_kernel(const SplitKReduceParams<ElementD, OutputOp> p) {
+    split_k_reduce_kernel(const SplitKReduceParams<ElementD, OutputOp> p) {
   constexpr int kVector = kOutputVector<ElementD>;
   const std::int64_t batch = blockIdx.y;
   const float* ws = p.workspace + batch * p.slab_elements;
@@ -140,7 +140,8 @@ split_k_reduce_kernel(const SplitKReduceParams<ElementD, OutputOp> p) {
   const std::int64_t vectors_per_line = (p.inner + kVector - 1) / kVector;
   const std::int64_t vectors = vectors_per_line * p.outer;
   const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
-  for (std::int64_t v = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; v < vectors; v += stride) {
+  for (std::int64_t v = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; v < vectors;
+       v += stride) {
     const std::int64_t line = v / vectors_per_line;
     const int i0 = static_cast<int>(v - line * vectors_per_line) * kVector;
     const float* src = ws + line * p.ldw + i0;
@@ -164,7 +165,10 @@ split_k_reduce_kernel(const SplitKReduceParams<ElementD, OutputOp> p) {
         TILEPIPE_UNROLL
         for (int q = 0; q < kQuads; ++q) {
           const float4 f = *reinterpret_cast<const float4*>(slab + 4 * q);
-          sum[q].x += f.x; sum[q].y += f.y; sum[q].z += f.z; sum[q].w += f.w;
+          sum[q].x += f.x;
+          sum[q].y += f.y;
+          sum[q].z += f.z;
+          sum[q].w += f.w;
         }
       }
       float x[kVector];
@@ -177,8 +181,7 @@ split_k_reduce_kernel(const SplitKReduceParams<ElementD, OutputOp> p) {
       }
       if (src_c != nullptr)
         store_output_vector<ElementD, kRowMajor, true>(x, dst, src_c, p.beta, p.op, row, col);
-      else
-        store_output_vector<ElementD, kRowMajor, false>(x, dst, src_c, p.beta, p.op, row, col);
+      else store_output_vector<ElementD, kRowMajor, false>(x, dst, src_c, p.beta, p.op, row, col);
     } else {
       // The end of a line: element by element, the same arithmetic in the same order.
       // (One element per store_output_elements call keeps the values in registers.)
@@ -188,9 +191,11 @@ split_k_reduce_kernel(const SplitKReduceParams<ElementD, OutputOp> p) {
         const float x = p.alpha * sum;
         const int r = kRowMajor ? row : row + e, c_ = kRowMajor ? col + e : col;
         if (src_c != nullptr)
-          store_output_elements<ElementD, kRowMajor, true>(&x, 1, dst + e, src_c + e, p.beta, p.op, r, c_);
+          store_output_elements<ElementD, kRowMajor, true>(&x, 1, dst + e, src_c + e, p.beta, p.op,
+                                                           r, c_);
         else
-          store_output_elements<ElementD, kRowMajor, false>(&x, 1, dst + e, src_c, p.beta, p.op, r, c_);
+          store_output_elements<ElementD, kRowMajor, false>(&x, 1, dst + e, src_c, p.beta, p.op, r,
+                                                            c_);
       }
     }
   }

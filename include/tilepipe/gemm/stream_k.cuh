@@ -80,11 +80,12 @@ struct StreamKGemmKernel {
   using Accumulators = typename Mainloop::Accumulators;
   static constexpr int kThreads = Mainloop::kThreads;
   static constexpr int kFragments = Accumulators::kTilesM * Accumulators::kTilesN;
-  static_assert(std::is_same_v<Accumulators, tilepipe::Accumulators<Mainloop::Warp::kM,
-                                                                     Mainloop::Warp::kN, float>>,
-                "StreamKGemmKernel: stream-K sums partial accumulators in f32; use a tile whose "
-                "math accumulates in f32 (MathDefault, MathTF32 or MathSimtF32, not "
-                "MathF16Accumulate)");
+  static_assert(
+      std::is_same_v<Accumulators,
+                     tilepipe::Accumulators<Mainloop::Warp::kM, Mainloop::Warp::kN, float>>,
+      "StreamKGemmKernel: stream-K sums partial accumulators in f32; use a tile whose "
+      "math accumulates in f32 (MathDefault, MathTF32 or MathSimtF32, not "
+      "MathF16Accumulate)");
   static_assert(kFragments * 4 * kThreads == Tile::kM * Tile::kN,
                 "StreamKGemmKernel: the block's accumulators must cover its tile exactly once");
 
@@ -116,8 +117,8 @@ struct StreamKGemmKernel {
     int k;
     int tiles_m, tiles_n, batches;
     StreamKPartition partition;
-    float* partials;           //!< the workspace's slots (StreamKWorkspace)
-    std::uint32_t* counters;   //!< one per stream-K tile, zero at launch
+    float* partials;                     //!< the workspace's slots (StreamKWorkspace)
+    std::uint32_t* counters;             //!< one per stream-K tile, zero at launch
     typename Epilogue::Params epilogue;  //!< D, C, alpha, beta, the output operator, m and n
   };
 
@@ -140,8 +141,9 @@ struct StreamKGemmKernel {
       const UnitRecord record{seg.tile, whole ? 0 : part.slot(block, seg.tile),
                               whole ? 0 : part.slot(part.first_block(seg.tile), seg.tile),
                               whole ? 1 : part.segments(seg.tile)};
-      if (unit_thread_index() == 0) storage.unit = record;  // (a branch around more would be
-                                                            // divergent to ptxas, see fix_up)
+      if (unit_thread_index() == 0)
+        storage.unit = record;  // (a branch around more would be
+                                // divergent to ptxas, see fix_up)
       Accumulators acc;
       multiply(p, storage, acc, scheduler.tile_of(seg.tile), seg.k_tile_begin, seg.k_tile_end);
       const UnitRecord& done = storage.unit;
@@ -167,7 +169,8 @@ struct StreamKGemmKernel {
   // Unit `u` of `block`: data-parallel tile `u` while `u < dp_waves`, then its stream-K segments.
   TILEPIPE_DEVICE static StreamKSegment unit(const StreamKPartition& part, int block, int u) {
     const int dp_waves = static_cast<int>(part.dp_waves());
-    if (u < dp_waves) return StreamKSegment{static_cast<long long>(u) * part.blocks + block, 0, part.k_tiles};
+    if (u < dp_waves)
+      return StreamKSegment{static_cast<long long>(u) * part.blocks + block, 0, part.k_tiles};
     return part.block_segment(block, u - dp_waves);
   }
 
@@ -207,7 +210,8 @@ struct StreamKGemmKernel {
   TILEPIPE_DEVICE static TileOrigin origin_of(const WorkTile& t, const Params& p) {
     constexpr int kGranule =
         Mainloop::kAnyAlignment ? 0 : move_granule<Element, ElementB, typename Epilogue::Element>();
-    return tile_origin<Tile::kM, Tile::kN, kGranule>(TileCoord{t.m, t.n}, p.epilogue.m, p.epilogue.n);
+    return tile_origin<Tile::kM, Tile::kN, kGranule>(TileCoord{t.m, t.n}, p.epilogue.m,
+                                                     p.epilogue.n);
   }
 
   // Rows (m16 tiles) of fragments the fix-up loads at a time.
@@ -230,7 +234,8 @@ struct StreamKGemmKernel {
       TILEPIPE_UNROLL
       for (int ni = 0; ni < Accumulators::kTilesN; ++ni)
         __stcg(mine + (mi * Accumulators::kTilesN + ni) * kThreads,
-               make_float4(acc.get(mi, ni, 0), acc.get(mi, ni, 1), acc.get(mi, ni, 2), acc.get(mi, ni, 3)));
+               make_float4(acc.get(mi, ni, 0), acc.get(mi, ni, 1), acc.get(mi, ni, 2),
+                           acc.get(mi, ni, 3)));
     }
     // The barrier orders every thread's stores before thread 0's count (a release at device
     // scope), so they are visible to whichever block's count (an acquire) completes the tile;
@@ -241,8 +246,10 @@ struct StreamKGemmKernel {
     const int segments = unit.segments;
     bool last = false;
     if (threadIdx.x == 0) {
-      cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device> counter(p.counters[tile - part.dp_tiles]);
-      last = counter.fetch_add(1u, cuda::memory_order_acq_rel) + 1u == static_cast<std::uint32_t>(segments);
+      cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device> counter(
+          p.counters[tile - part.dp_tiles]);
+      last = counter.fetch_add(1u, cuda::memory_order_acq_rel) + 1u ==
+             static_cast<std::uint32_t>(segments);
     }
     // The warp vote adds nothing but tells ptxas that the branch is uniform. Without it, ptxas
     // takes the persistent loop for divergent and moves the mainloop's k-tile bookkeeping from

@@ -31,7 +31,8 @@ inline constexpr bool kUseDeepDefault =
     false;
 #else
     kMinSmemBytesPerBlockOfTargets >= 227 * 1024 &&
-    Stages * (DeepDefaultTile::Tile::kM + DeepDefaultTile::Tile::kN) * DeepDefaultTile::Tile::kK * 2 <=
+    Stages * (DeepDefaultTile::Tile::kM + DeepDefaultTile::Tile::kN) * DeepDefaultTile::Tile::kK *
+            2 <=
         kMinSmemBytesPerBlockOfTargets;  // 16-bit A and B tiles per stage
 #endif
 

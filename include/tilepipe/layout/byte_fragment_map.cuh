@@ -81,8 +81,9 @@ TILEPIPE_HOST_DEVICE constexpr int split_chunk_bytes(int base_bytes, int d) {
 template <int TileN, int TileK, int WarpN>
 struct ByteFragmentMap {
   using Order = ByteKOrder<TileK>;
-  static_assert(WarpN % 16 == 0 && TileN % WarpN == 0,
-                "ByteFragmentMap: the warp tile's N extent must be a multiple of 16 that divides TileN");
+  static_assert(
+      WarpN % 16 == 0 && TileN % WarpN == 0,
+      "ByteFragmentMap: the warp tile's N extent must be a multiple of 16 that divides TileN");
   using Layout = SwizzledTileLayout<TileN, TileK, 1>;
   static constexpr int kTiles = WarpN / 8;  //!< n8 tiles of the warp
   static constexpr int kHalves = Order::kHalves;
@@ -131,20 +132,24 @@ struct ByteFragmentMap {
 template <int TileM, int TileK, int WarpM>
 struct ByteFragmentMapA {
   using Order = ByteKOrder<TileK>;
-  static_assert(WarpM % 16 == 0 && TileM % WarpM == 0,
-                "ByteFragmentMapA: the warp tile's M extent must be a multiple of 16 that divides TileM");
+  static_assert(
+      WarpM % 16 == 0 && TileM % WarpM == 0,
+      "ByteFragmentMapA: the warp tile's M extent must be a multiple of 16 that divides TileM");
   using Layout = SwizzledTileLayout<TileM, TileK, 2>;
   static constexpr int kTiles = WarpM / 16;  //!< m16 tiles of the warp
   static constexpr int kHalves = Order::kHalves;
   static constexpr int kKBlocks = Order::kKBlocks;
 
   //! Row (within the warp tile) of the load `r` (0: row g, 1: row g + 8) of m16 tile `mi`.
-  TILEPIPE_HOST_DEVICE static constexpr int m_of(int lane, int mi, int r) { return 16 * mi + lane / 4 + 8 * r; }
+  TILEPIPE_HOST_DEVICE static constexpr int m_of(int lane, int mi, int r) {
+    return 16 * mi + lane / 4 + 8 * r;
+  }
 
   //! Element offset in the tile of the 8 elements (one chunk) that lane `lane` loads for m16 tile
   //! `mi`, row `r`, B's half `h` and chunk `c` (0, 1): k `[16 Order::chunk(lane, h) + 8 c, + 8)`
   //! of its row. They are the registers of k-blocks `4 h + 2 c` (elements 0..3) and `+ 1` (4..7).
-  TILEPIPE_HOST_DEVICE static constexpr int offset(int lane, int warp_m0, int mi, int r, int h, int c) {
+  TILEPIPE_HOST_DEVICE static constexpr int offset(int lane, int warp_m0, int mi, int r, int h,
+                                                   int c) {
     return Layout::offset(warp_m0 + m_of(lane, mi, r), 16 * Order::chunk(lane, h) + 8 * c);
   }
 
@@ -152,7 +157,8 @@ struct ByteFragmentMapA {
   TILEPIPE_HOST_DEVICE static constexpr int lane_bytes(int lane, int warp_m0) {
     return 2 * offset(lane, warp_m0, 0, 0, 0, 0);
   }
-  TILEPIPE_HOST_DEVICE static constexpr int split_offset(int lane_bytes, int mi, int r, int h, int c) {
+  TILEPIPE_HOST_DEVICE static constexpr int split_offset(int lane_bytes, int mi, int r, int h,
+                                                         int c) {
     return detail::split_chunk_bytes(lane_bytes, Layout::chunk_offset(16 * mi + 8 * r, 2 * h + c));
   }
 

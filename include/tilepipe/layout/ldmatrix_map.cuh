@@ -33,8 +33,12 @@ struct LdmatrixMap {
   static constexpr bool kTrans = Order == SmemOrder::kMNContiguous;
 
   //! Offsets (in 8-element units) of matrix `q` within the 16x16 slice, along MN and along K.
-  TILEPIPE_HOST_DEVICE static constexpr int mn_block(int q) { return Op == Operand::kA ? q % 2 : q / 2; }
-  TILEPIPE_HOST_DEVICE static constexpr int k_block(int q) { return Op == Operand::kA ? q / 2 : q % 2; }
+  TILEPIPE_HOST_DEVICE static constexpr int mn_block(int q) {
+    return Op == Operand::kA ? q % 2 : q / 2;
+  }
+  TILEPIPE_HOST_DEVICE static constexpr int k_block(int q) {
+    return Op == Operand::kA ? q / 2 : q % 2;
+  }
 
   TILEPIPE_HOST_DEVICE static constexpr LdmatrixRow row_of(int lane, int mn0, int k0) {
     const int q = lane / 8;

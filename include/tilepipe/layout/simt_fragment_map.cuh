@@ -181,7 +181,8 @@ struct SimtFragmentAddressing {
           const int y = add_chunks(i, kb, v) * Layout::kElementsPerChunk;
           for (int w = 0; w + WarpMN <= TileMN; w += WarpMN)
             for (int lane = 0; lane < 32; ++lane)
-              if (element(lane, w, i, kb, v) != ((element(lane, w, 0, 0, h_of(v)) ^ x) + y)) return false;
+              if (element(lane, w, i, kb, v) != ((element(lane, w, 0, 0, h_of(v)) ^ x) + y))
+                return false;
         }
     return true;
   }

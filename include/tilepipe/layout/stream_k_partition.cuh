@@ -61,8 +61,8 @@ struct StreamKPartition {
     return static_cast<int>(c * k_tiles / k_chunks);
   }
 
-  //! First stream-K iteration (chunk) of block `b` (counted from the region's start); `sk_begin(blocks)`
-  //! is the region's end.
+  //! First stream-K iteration (chunk) of block `b` (counted from the region's start);
+  //! `sk_begin(blocks)` is the region's end.
   TILEPIPE_HOST_DEVICE constexpr long long sk_begin(int b) const {
     return b * share + (b < longer ? b : longer);
   }
@@ -74,7 +74,8 @@ struct StreamKPartition {
     return static_cast<int>(iter < split ? iter / (share + 1) : longer + (iter - split) / share);
   }
 
-  //! First iteration of stream-K tile `tile` (a tile index >= dp_tiles), counted from the region's start.
+  //! First iteration of stream-K tile `tile` (a tile index >= dp_tiles), counted from the region's
+  //! start.
   TILEPIPE_HOST_DEVICE constexpr long long first_iter(long long tile) const {
     return (tile - dp_tiles) * k_chunks;
   }

@@ -56,9 +56,10 @@ struct Tf32FragmentMap {
   }
 };
 
-//! Element offsets of a warp's tf32 fragments in a swizzled `Layout` tile of f32 (SwizzledTileLayout
-//! with 4-byte elements), stored in `Order`. A warp's fragments of one k-block are
-//! `kFragments = WarpMN / Map::kMN` fragments `i` along MN, each `Map::kRegisters` registers `r`.
+//! Element offsets of a warp's tf32 fragments in a swizzled `Layout` tile of f32
+//! (SwizzledTileLayout with 4-byte elements), stored in `Order`. A warp's fragments of one k-block
+//! are `kFragments = WarpMN / Map::kMN` fragments `i` along MN, each `Map::kRegisters` registers
+//! `r`.
 //!
 //! Like LdmatrixAddressing, it splits an offset into a part that depends on the lane (one register
 //! per `r`, computed once) and one that depends only on the load (`i`, `kb`: compile-time
@@ -85,7 +86,8 @@ struct Tf32FragmentAddressing {
     return Layout::offset(row(lane, warp_mn0, i, kb, r), col(lane, warp_mn0, i, kb, r));
   }
   //! Row-major (unswizzled) chunk index of that element.
-  TILEPIPE_HOST_DEVICE static constexpr int linear_chunk(int lane, int warp_mn0, int i, int kb, int r) {
+  TILEPIPE_HOST_DEVICE static constexpr int linear_chunk(int lane, int warp_mn0, int i, int kb,
+                                                         int r) {
     return row(lane, warp_mn0, i, kb, r) * Layout::kChunksPerRow +
            col(lane, warp_mn0, i, kb, r) / Layout::kElementsPerChunk;
   }
@@ -97,7 +99,8 @@ struct Tf32FragmentAddressing {
   //! valid when `kSplits`.
   TILEPIPE_HOST_DEVICE static constexpr int split_element(int lane_element, int i, int kb) {
     const int d = displacement(i, kb);
-    return (lane_element ^ ((d & 7) * Layout::kElementsPerChunk)) + (d & ~7) * Layout::kElementsPerChunk;
+    return (lane_element ^ ((d & 7) * Layout::kElementsPerChunk)) +
+           (d & ~7) * Layout::kElementsPerChunk;
   }
 
   TILEPIPE_HOST_DEVICE static constexpr bool splits() {
@@ -106,7 +109,8 @@ struct Tf32FragmentAddressing {
         for (int i = 0; i < kFragments; ++i)
           for (int kb = 0; kb < kKBlocks; ++kb)
             for (int r = 0; r < kRegisters; ++r) {
-              if (linear_chunk(lane, w, i, kb, r) - linear_chunk(lane, w, 0, 0, r) != displacement(i, kb))
+              if (linear_chunk(lane, w, i, kb, r) - linear_chunk(lane, w, 0, 0, r) !=
+                  displacement(i, kb))
                 return false;
               if (element(lane, w, i, kb, r) != split_element(element(lane, w, 0, 0, r), i, kb))
                 return false;
@@ -120,7 +124,9 @@ struct Tf32FragmentAddressing {
   TILEPIPE_HOST_DEVICE static constexpr int mn(int lane, int warp_mn0, int i, int r) {
     return warp_mn0 + Map::kMN * i + Map::mn_of(lane, r);
   }
-  TILEPIPE_HOST_DEVICE static constexpr int k(int lane, int kb, int r) { return 8 * kb + Map::k_of(lane, r); }
+  TILEPIPE_HOST_DEVICE static constexpr int k(int lane, int kb, int r) {
+    return 8 * kb + Map::k_of(lane, r);
+  }
 };
 
 }  // namespace tilepipe

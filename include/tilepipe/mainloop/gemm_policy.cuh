@@ -26,13 +26,15 @@ struct GemmPolicy;
 //!                              precision on the CUDA cores
 template <int TileM, int TileN, int TileK, int WarpM, int WarpN, class MathT = MathDefault>
 struct TileConfig {
-  static_assert(is_math_v<MathT>,
-                "TileConfig: the last argument must be a math tag of numeric/math.cuh (MathDefault, "
-                "MathF16Accumulate, MathTF32, MathSimtF32)");
-  static_assert(TileK % MathT::kKBlock == 0,
-                "TileConfig: TileK must be a multiple of the math's k-block (MathT::kKBlock): 16 for "
-                "mma.sync m16n8k16 (MathDefault, MathF16Accumulate), 8 for m16n8k8 (MathTF32), 4 "
-                "for the SIMT k-block (MathSimtF32)");
+  static_assert(
+      is_math_v<MathT>,
+      "TileConfig: the last argument must be a math tag of numeric/math.cuh (MathDefault, "
+      "MathF16Accumulate, MathTF32, MathSimtF32)");
+  static_assert(
+      TileK % MathT::kKBlock == 0,
+      "TileConfig: TileK must be a multiple of the math's k-block (MathT::kKBlock): 16 for "
+      "mma.sync m16n8k16 (MathDefault, MathF16Accumulate), 8 for m16n8k8 (MathTF32), 4 "
+      "for the SIMT k-block (MathSimtF32)");
   static_assert(WarpM % 16 == 0 && WarpN % 16 == 0,
                 "TileConfig: the warp tile must be a multiple of 16 in M and in N");
   static_assert(TileM % WarpM == 0 && TileN % WarpN == 0,
@@ -89,8 +91,9 @@ struct HopperTileConfig {
   static_assert(TileM == 64 || TileM == 128,
                 "HopperTileConfig: TileM must be 64 or 128 (one or two consumer warpgroups of 64 "
                 "rows)");
-  static_assert(Schedule == HopperSchedule::kCooperative || TileM == 64,
-                "HopperTileConfig: a ping-pong tile is one consumer warpgroup's, so TileM must be 64");
+  static_assert(
+      Schedule == HopperSchedule::kCooperative || TileM == 64,
+      "HopperTileConfig: a ping-pong tile is one consumer warpgroup's, so TileM must be 64");
   static_assert(TileN == 64 || TileN == 128 || TileN == 256,
                 "HopperTileConfig: TileN must be 64, 128 or 256 (the N of one wgmma)");
   static_assert(Stages >= 2, "HopperTileConfig: the ring needs at least 2 stages");

@@ -158,8 +158,8 @@ class MultistageMainloop {
     // A and columns of B all lie inside the matrix issues them unpredicated (interior); an edge
     // block masks the rows and columns outside the matrix with masks computed once, here. The
     // narrow copy policy checks every chunk of every k-tile instead.
-    const bool block_inside = Copy::kInteriorPath && at.block_m0 + Tile::kM <= at.m &&
-                              at.block_n0 + Tile::kN <= at.n;
+    const bool block_inside =
+        Copy::kInteriorPath && at.block_m0 + Tile::kM <= at.m && at.block_n0 + Tile::kN <= at.n;
     const int refill_end = k_tiles - (kStages - 1);
 
     // The accumulators are in the warp MMA's working layout from `start` to `finish`.

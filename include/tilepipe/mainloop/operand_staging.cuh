@@ -38,22 +38,24 @@ struct OperandStaging {
   static constexpr SmemOrder kStoredB = Collectives::stored_order(Operand::kB, kOrderA, kOrderB);
   using Tile = typename Policy::Tile;
   using Warp = typename Policy::Warp;
-  using FragmentLoaderA = typename Collectives::template FragmentLoader<Operand::kA, kStoredA,
-                                                                       Tile::kM, Tile::kK,
-                                                                       Warp::kM>;
-  using FragmentLoaderB = typename Collectives::template FragmentLoader<Operand::kB, kStoredB,
-                                                                       Tile::kN, Tile::kK,
-                                                                       Warp::kN>;
+  using FragmentLoaderA =
+      typename Collectives::template FragmentLoader<Operand::kA, kStoredA, Tile::kM, Tile::kK,
+                                                    Warp::kM>;
+  using FragmentLoaderB =
+      typename Collectives::template FragmentLoader<Operand::kB, kStoredB, Tile::kN, Tile::kK,
+                                                    Warp::kN>;
   using TileA = typename FragmentLoaderA::Tile;  // (TileM, TileK) or (TileK, TileM)
   using TileB = typename FragmentLoaderB::Tile;  // (TileN, TileK) or (TileK, TileN)
   //! 16-byte copies of a tile kept in its global order; 4-byte copies, transposed, of one that
   //! is not (the loader's rows and columns are the global tile's).
-  using LoaderA = std::conditional_t<
-      kStoredA == kOrderA, AsyncTileLoader<Element, TileA::kRows, TileA::kCols, Policy::kThreads>,
-      TransposingTileLoader<TileA::kCols, TileA::kRows, Policy::kThreads>>;
-  using LoaderB = std::conditional_t<
-      kStoredB == kOrderB, AsyncTileLoader<ElementB, TileB::kRows, TileB::kCols, Policy::kThreads>,
-      TransposingTileLoader<TileB::kCols, TileB::kRows, Policy::kThreads>>;
+  using LoaderA =
+      std::conditional_t<kStoredA == kOrderA,
+                         AsyncTileLoader<Element, TileA::kRows, TileA::kCols, Policy::kThreads>,
+                         TransposingTileLoader<TileA::kCols, TileA::kRows, Policy::kThreads>>;
+  using LoaderB =
+      std::conditional_t<kStoredB == kOrderB,
+                         AsyncTileLoader<ElementB, TileB::kRows, TileB::kCols, Policy::kThreads>,
+                         TransposingTileLoader<TileB::kCols, TileB::kRows, Policy::kThreads>>;
   using Mma = typename Collectives::template Mma<Warp::kM, Warp::kN, kStoredA>;
   using FragmentA = typename FragmentLoaderA::Fragment;
   using FragmentB = typename FragmentLoaderB::Fragment;

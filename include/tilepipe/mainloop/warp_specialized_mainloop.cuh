@@ -76,14 +76,15 @@ class WarpSpecializedMainloop {
   // ---- producer (one thread) ---------------------------------------------------------------
   //! Copies the `k_tiles` k-tiles of the tile at `(m0, n0)` of batch `batch` into the ring,
   //! each slot as soon as the consumers have released it.
-  TILEPIPE_DEVICE void produce(const Params& p, State& state, int m0, int n0, int batch, int k_tiles) {
+  TILEPIPE_DEVICE void produce(const Params& p, State& state, int m0, int n0, int batch,
+                               int k_tiles) {
     for (int kt = 0; kt < k_tiles; ++kt) {
       ring_.producer_acquire(state);
       std::uint64_t* full = ring_.producer_arm(state, Loader::kBytesPerStage);
       // (Recorded before the copies, so that no consumer's wait can be recorded before it.)
       trace::record(trace::Event::kLoadIssued, traced_.next());
-      Loader::load(p, s_.a[state.index()], s_.b[state.index()], full, kt * kTileK, m0, n0,
-                   batch, cta_rank_);
+      Loader::load(p, s_.a[state.index()], s_.b[state.index()], full, kt * kTileK, m0, n0, batch,
+                   cta_rank_);
       state.advance();
     }
   }
@@ -156,7 +157,7 @@ class WarpSpecializedMainloop {
  private:
   SharedStorage& s_;
   Ring ring_;
-  int cta_rank_ = 0;  // in the cluster
+  int cta_rank_ = 0;            // in the cluster
   trace::KTileCounter traced_;  // k-tiles this role has passed, for the trace only
 };
 

@@ -44,12 +44,15 @@ inline constexpr std::uint32_t kMagnitudeBits = 0x3F803F80u;
 inline constexpr std::uint32_t kBiasRatio = 0x5C005C00u;
 }  // namespace e4m3_magic
 
-//! The e4m3 in bytes `2 Pair` and `2 Pair + 1` of `raw` as f16, exactly (lower one in the low half).
+//! The e4m3 in bytes `2 Pair` and `2 Pair + 1` of `raw` as f16, exactly (lower one in the low
+//! half).
 template <int Pair = 0>
 TILEPIPE_DEVICE __half2 e4m3x2_to_half2(std::uint32_t raw) {
-  static_assert(Pair == 0 || Pair == 1, "e4m3x2_to_half2: Pair is 0 (bytes 0, 1) or 1 (bytes 2, 3)");
+  static_assert(Pair == 0 || Pair == 1,
+                "e4m3x2_to_half2: Pair is 0 (bytes 0, 1) or 1 (bytes 2, 3)");
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-  return __half2(__nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(raw >> (16 * Pair)), __NV_E4M3));
+  return __half2(
+      __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(raw >> (16 * Pair)), __NV_E4M3));
 #else
   using namespace e4m3_magic;
   const std::uint32_t spread = arch::prmt(raw, 0u, kSpread + Pair * kSpreadPairStep);

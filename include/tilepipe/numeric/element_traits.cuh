@@ -107,8 +107,12 @@ inline constexpr bool is_mma_m16n8k16_input_v = detail::is_mma_m16n8k16_input<T>
 
 //! `x` as f32 / f32 rounded to `T` (round to nearest even).
 template <class T>
-TILEPIPE_DEVICE float to_float(T x) { return ElementTraits<T>::to_float(x); }
+TILEPIPE_DEVICE float to_float(T x) {
+  return ElementTraits<T>::to_float(x);
+}
 template <class T>
-TILEPIPE_DEVICE T from_float(float x) { return ElementTraits<T>::from_float(x); }
+TILEPIPE_DEVICE T from_float(float x) {
+  return ElementTraits<T>::from_float(x);
+}
 
 }  // namespace tilepipe

@@ -54,12 +54,15 @@ template <class Element, int Pair = 0>
 TILEPIPE_DEVICE std::uint32_t dequantize_s8x2(std::uint32_t raw, Element scale) {
   static_assert(std::is_same_v<Element, __half> || std::is_same_v<Element, __nv_bfloat16>,
                 "dequantize_s8x2: int8 converts to __half or __nv_bfloat16");
-  static_assert(Pair == 0 || Pair == 1, "dequantize_s8x2: Pair is 0 (bytes 0, 1) or 1 (bytes 2, 3)");
+  static_assert(Pair == 0 || Pair == 1,
+                "dequantize_s8x2: Pair is 0 (bytes 0, 1) or 1 (bytes 2, 3)");
   const std::uint32_t biased = raw ^ 0x80808080u;  // q + 128 in each byte, as unsigned
   if constexpr (std::is_same_v<Element, __half>) {
-    // Bytes 2 Pair and 2 Pair + 1 of `biased` under an exponent byte 0x64 each: {0x64, b1, 0x64, b0}.
-    const std::uint32_t magic = arch::prmt(biased, int8_magic::kF16Exponent,
-                                           int8_magic::kF16Selector + Pair * int8_magic::kF16PairStep);
+    // Bytes 2 Pair and 2 Pair + 1 of `biased` under an exponent byte 0x64 each: {0x64, b1, 0x64,
+    // b0}.
+    const std::uint32_t magic =
+        arch::prmt(biased, int8_magic::kF16Exponent,
+                   int8_magic::kF16Selector + Pair * int8_magic::kF16PairStep);
     __half2 q, offset, product;
     std::memcpy(&q, &magic, 4);
     const std::uint32_t offset_bits = int8_magic::kF16Offset;
@@ -74,7 +77,8 @@ TILEPIPE_DEVICE std::uint32_t dequantize_s8x2(std::uint32_t raw, Element scale) 
     using namespace int8_magic;
     const float offset = -kF32Offset * s;  // exact; one per scale, shared by every call with it
     const float m0 = __uint_as_float(arch::prmt(biased, kF32Exponent, kF32Selector0 + 2 * Pair));
-    const float m1 = __uint_as_float(arch::prmt(biased, kF32Exponent, kF32Selector0 + 2 * Pair + 1));
+    const float m1 =
+        __uint_as_float(arch::prmt(biased, kF32Exponent, kF32Selector0 + 2 * Pair + 1));
     return arch::to_bf16x2(__fmaf_rn(m0, s, offset), __fmaf_rn(m1, s, offset));
   }
 }

@@ -29,16 +29,24 @@
 
 namespace tilepipe::trace {
 
-static_assert(sizeof(Record) == 24, "Record must stay 24 bytes: the device writer and this reader share it");
+static_assert(sizeof(Record) == 24,
+              "Record must stay 24 bytes: the device writer and this reader share it");
 
 //! An 8-bit RGB colour.
-struct Rgb { std::uint8_t r, g, b; };
+struct Rgb {
+  std::uint8_t r, g, b;
+};
 
 //! mma span colours, indexed by stage % 8: eight hues that stay apart from the stall grey, the
 //! black ticks and the white background (Tableau 10 without its grey and olive).
-inline constexpr std::array<Rgb, 8> kStagePalette = {{{31, 119, 180}, {255, 127, 14}, {44, 160, 44},
-                                                      {214, 39, 40}, {148, 103, 189}, {140, 86, 75},
-                                                      {227, 119, 194}, {23, 190, 207}}};
+inline constexpr std::array<Rgb, 8> kStagePalette = {{{31, 119, 180},
+                                                      {255, 127, 14},
+                                                      {44, 160, 44},
+                                                      {214, 39, 40},
+                                                      {148, 103, 189},
+                                                      {140, 86, 75},
+                                                      {227, 119, 194},
+                                                      {23, 190, 207}}};
 inline constexpr Rgb kBackground{255, 255, 255};
 inline constexpr Rgb kStallGrey{200, 200, 200};
 inline constexpr Rgb kLoadTick{0, 0, 0};
@@ -70,10 +78,13 @@ struct Timeline {
   std::uint64_t first_ns = 0, last_ns = 0;
 };
 
-inline std::uint32_t stage_of(std::uint32_t k_tile, int stages) { return stages > 1 ? k_tile % stages : 0; }
+inline std::uint32_t stage_of(std::uint32_t k_tile, int stages) {
+  return stages > 1 ? k_tile % stages : 0;
+}
 
 inline Timeline build_timeline(const std::vector<Record>& records) {
-  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<Record>> by_warp;  // ordered by (block, warp)
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<Record>>
+      by_warp;  // ordered by (block, warp)
   Timeline tl;
   for (const Record& r : records) {
     if (r.event > static_cast<std::uint32_t>(Event::kMmaDone)) continue;
@@ -155,7 +166,8 @@ inline std::uint32_t crc32(const std::uint8_t* data, std::size_t n) {
   return c ^ 0xFFFFFFFFu;
 }
 
-inline void append_chunk(std::vector<std::uint8_t>& png, const char* type, const std::vector<std::uint8_t>& data) {
+inline void append_chunk(std::vector<std::uint8_t>& png, const char* type,
+                         const std::vector<std::uint8_t>& data) {
   put_u32(png, static_cast<std::uint32_t>(data.size()));
   const std::size_t start = png.size();  // the CRC covers the type and the data, not the length
   png.insert(png.end(), type, type + 4);
@@ -165,7 +177,8 @@ inline void append_chunk(std::vector<std::uint8_t>& png, const char* type, const
 
 //! An 8-bit RGB PNG of `rgb` (row-major, 3 bytes a pixel). The deflate stream uses stored blocks
 //! only: a few times larger than compressed, but tiny code and nothing to get subtly wrong.
-inline std::vector<std::uint8_t> encode_png(const std::vector<std::uint8_t>& rgb, int width, int height) {
+inline std::vector<std::uint8_t> encode_png(const std::vector<std::uint8_t>& rgb, int width,
+                                            int height) {
   const std::size_t row_bytes = 3 * static_cast<std::size_t>(width);
   std::vector<std::uint8_t> raw;  // each scanline starts with its filter type: 0, no prediction
   raw.reserve(height * (row_bytes + 1));
@@ -173,7 +186,8 @@ inline std::vector<std::uint8_t> encode_png(const std::vector<std::uint8_t>& rgb
     raw.push_back(0);
     raw.insert(raw.end(), rgb.begin() + y * row_bytes, rgb.begin() + (y + 1) * row_bytes);
   }
-  std::vector<std::uint8_t> z = {0x78, 0x01};  // deflate, 32 KiB window; 0x7801 % 31 == 0 as zlib requires
+  std::vector<std::uint8_t> z = {
+      0x78, 0x01};  // deflate, 32 KiB window; 0x7801 % 31 == 0 as zlib requires
   std::size_t pos = 0;
   do {  // a stored block: a byte-aligned header (BFINAL, BTYPE 00), LEN, ~LEN (little-endian), data
     const std::size_t len = std::min<std::size_t>(65535, raw.size() - pos);
@@ -225,8 +239,8 @@ inline std::string to_chrome_json(const std::vector<Record>& records, int stages
     if (i == 0 || tl.warps[i - 1].block != w.block)
       event("\"name\":\"process_name\",\"ph\":\"M\"," + pid + ",\"args\":{\"name\":\"block " +
             std::to_string(w.block) + "\"}");
-    event("\"name\":\"thread_name\",\"ph\":\"M\"," + ids + ",\"args\":{\"name\":\"warp " + std::to_string(w.warp) +
-          "\"}");
+    event("\"name\":\"thread_name\",\"ph\":\"M\"," + ids + ",\"args\":{\"name\":\"warp " +
+          std::to_string(w.warp) + "\"}");
     for (const detail::Span& s : w.spans) {
       const std::string head = "\"name\":\"" + detail::mark_name(s, stages) + "\",";
       const std::string ts = ",\"ts\":" + detail::microseconds(s.begin_ns - tl.first_ns);
@@ -234,8 +248,8 @@ inline std::string to_chrome_json(const std::vector<Record>& records, int stages
         event(head + "\"cat\":\"load\",\"ph\":\"i\",\"s\":\"t\"" + ts + "," + ids);
       } else {
         const char* cat = s.mark == detail::Mark::kMma ? "\"cat\":\"mma\"" : "\"cat\":\"stall\"";
-        event(head + cat + ",\"ph\":\"X\"" + ts + ",\"dur\":" + detail::microseconds(s.end_ns - s.begin_ns) + "," +
-              ids);
+        event(head + cat + ",\"ph\":\"X\"" + ts +
+              ",\"dur\":" + detail::microseconds(s.end_ns - s.begin_ns) + "," + ids);
       }
     }
   }
@@ -248,8 +262,8 @@ inline std::string to_chrome_json(const std::vector<Record>& records, int stages
 //! in kStagePalette[stage % 8], stalls kStallGrey, each load a 1-pixel black tick over the middle
 //! third of its row. A span covers at least one pixel so that short ones stay visible. An empty
 //! trace gives a blank `width` x `row_height` picture. width < 1 is read as 1, row_height < 3 as 3.
-inline std::vector<std::uint8_t> render_png(const std::vector<Record>& records, int stages, int width = 1600,
-                                            int row_height = 12) {
+inline std::vector<std::uint8_t> render_png(const std::vector<Record>& records, int stages,
+                                            int width = 1600, int row_height = 12) {
   width = std::max(width, 1);
   row_height = std::max(row_height, 3);  // a middle third needs three rows
   const detail::Timeline tl = detail::build_timeline(records);
@@ -275,7 +289,9 @@ inline std::vector<std::uint8_t> render_png(const std::vector<Record>& records, 
   // `width`. (The product overflows only past 2^64 / width ns, months of trace.)
   const std::uint64_t range = tl.last_ns - tl.first_ns;
   auto column = [&](std::uint64_t t) {
-    return range == 0 ? 0 : static_cast<int>((t - tl.first_ns) * static_cast<std::uint64_t>(width) / range);
+    return range == 0
+               ? 0
+               : static_cast<int>((t - tl.first_ns) * static_cast<std::uint64_t>(width) / range);
   };
   for (std::size_t i = 0; i < tl.warps.size(); ++i) {
     if (i > 0 && tl.warps[i].block != tl.warps[i - 1].block)
@@ -286,11 +302,13 @@ inline std::vector<std::uint8_t> render_png(const std::vector<Record>& records, 
         if ((s.mark == detail::Mark::kLoad) != ticks) continue;
         const int x0 = std::min(column(s.begin_ns), width - 1);
         if (ticks) {
-          fill(x0, x0 + 1, row_top[i] + row_height / 3, row_top[i] + row_height - row_height / 3, kLoadTick);
+          fill(x0, x0 + 1, row_top[i] + row_height / 3, row_top[i] + row_height - row_height / 3,
+               kLoadTick);
         } else {
-          const Rgb c = s.mark == detail::Mark::kMma
-                            ? kStagePalette[detail::stage_of(s.k_tile, stages) % kStagePalette.size()]
-                            : kStallGrey;
+          const Rgb c =
+              s.mark == detail::Mark::kMma
+                  ? kStagePalette[detail::stage_of(s.k_tile, stages) % kStagePalette.size()]
+                  : kStallGrey;
           fill(x0, std::max(column(s.end_ns), x0 + 1), row_top[i], row_top[i] + row_height, c);
         }
       }
@@ -319,22 +337,26 @@ inline std::string summary(const std::vector<Record>& records, int stages) {
     const int role = w.computes ? (w.loads ? 2 : 1) : 0;
     ++warps[role], ++warps[3];
     for (const detail::Span& s : w.spans) {
-      std::uint64_t* sums = s.mark == detail::Mark::kMma ? mma_ns : s.mark == detail::Mark::kStall ? stall_ns : nullptr;
+      std::uint64_t* sums = s.mark == detail::Mark::kMma     ? mma_ns
+                            : s.mark == detail::Mark::kStall ? stall_ns
+                                                             : nullptr;
       if (sums) sums[role] += s.end_ns - s.begin_ns, sums[3] += s.end_ns - s.begin_ns;
     }
   }
-  std::string out = "trace: " + std::to_string(blocks) + " blocks, " + std::to_string(warps[3]) + " warps, " +
-                    std::to_string(std::max(stages, 1)) + " stages, " +
+  std::string out = "trace: " + std::to_string(blocks) + " blocks, " + std::to_string(warps[3]) +
+                    " warps, " + std::to_string(std::max(stages, 1)) + " stages, " +
                     detail::microseconds(tl.last_ns - tl.first_ns) + " us\n";
   for (int r = 0; r < 4; ++r) {
     if (warps[r] == 0 && r != 3) continue;  // roles nobody played are left out
     char fraction[16] = "n/a";
     if (mma_ns[r] + stall_ns[r] > 0)
-      std::snprintf(fraction, sizeof fraction, "%.1f%%",
-                    100.0 * static_cast<double>(stall_ns[r]) / static_cast<double>(mma_ns[r] + stall_ns[r]));
-    out += std::string(names[r]) + " (" + std::to_string(warps[r]) + (warps[r] == 1 ? " warp" : " warps") +
-           "): mma " + detail::microseconds(mma_ns[r]) + " us, stall " + detail::microseconds(stall_ns[r]) +
-           " us, stall fraction " + fraction + "\n";
+      std::snprintf(
+          fraction, sizeof fraction, "%.1f%%",
+          100.0 * static_cast<double>(stall_ns[r]) / static_cast<double>(mma_ns[r] + stall_ns[r]));
+    out += std::string(names[r]) + " (" + std::to_string(warps[r]) +
+           (warps[r] == 1 ? " warp" : " warps") + "): mma " + detail::microseconds(mma_ns[r]) +
+           " us, stall " + detail::microseconds(stall_ns[r]) + " us, stall fraction " + fraction +
+           "\n";
   }
   return out;
 }

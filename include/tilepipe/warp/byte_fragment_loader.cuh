@@ -4,7 +4,8 @@
 //! loads a warp's B bytes of a whole k-tile, unconverted (a fragment transform,
 //! warp/fragment_transform.cuh, turns them into the f16 / bf16 fragments `mma.sync.m16n8k16`
 //! takes), and ByteFragmentLoaderA loads the warp's A fragments of the k-tile in the same k order
-//! (ByteKOrder). Both use 128-bit shared loads, free of bank conflicts (layout/byte_fragment_map.cuh).
+//! (ByteKOrder). Both use 128-bit shared loads, free of bank conflicts
+//! (layout/byte_fragment_map.cuh).
 
 #include <cstdint>
 
@@ -50,7 +51,8 @@ template <class Stored, int TileN, int TileK, int WarpN>
 class ByteFragmentLoaderB {
   static_assert(sizeof(Stored) == 1, "ByteFragmentLoaderB: B's stored element must be 1 byte wide");
   using Map = ByteFragmentMap<TileN, TileK, WarpN>;
-  static_assert(Map::kSplits, "ByteFragmentLoaderB: this tile's loads need plain addressing, not offered");
+  static_assert(Map::kSplits,
+                "ByteFragmentLoaderB: this tile's loads need plain addressing, not offered");
 
  public:
   using Tile = SmemTile<Stored, TileN, TileK>;
@@ -59,7 +61,8 @@ class ByteFragmentLoaderB {
 
   //! `lane` is the lane index (0..31); `warp_n0` the warp tile's first column of B within the
   //! block tile.
-  TILEPIPE_DEVICE ByteFragmentLoaderB(int lane, int warp_n0) : lane_bytes_(Map::lane_bytes(lane, warp_n0)) {}
+  TILEPIPE_DEVICE ByteFragmentLoaderB(int lane, int warp_n0)
+      : lane_bytes_(Map::lane_bytes(lane, warp_n0)) {}
 
   //! Loads all k-blocks of `tile` into `frag`.
   TILEPIPE_DEVICE void load(Fragment& frag, const Tile& tile) const {
@@ -103,7 +106,8 @@ template <class Element, int TileM, int TileK, int WarpM>
 class ByteFragmentLoaderA {
   static_assert(sizeof(Element) == 2, "ByteFragmentLoaderA: A's element must be 16 bits wide");
   using Map = ByteFragmentMapA<TileM, TileK, WarpM>;
-  static_assert(Map::kSplits, "ByteFragmentLoaderA: this tile's loads need plain addressing, not offered");
+  static_assert(Map::kSplits,
+                "ByteFragmentLoaderA: this tile's loads need plain addressing, not offered");
 
  public:
   using Tile = SmemTile<Element, TileM, TileK>;
@@ -112,7 +116,8 @@ class ByteFragmentLoaderA {
 
   //! `lane` is the lane index (0..31); `warp_m0` the warp tile's first row of A within the block
   //! tile.
-  TILEPIPE_DEVICE ByteFragmentLoaderA(int lane, int warp_m0) : lane_bytes_(Map::lane_bytes(lane, warp_m0)) {}
+  TILEPIPE_DEVICE ByteFragmentLoaderA(int lane, int warp_m0)
+      : lane_bytes_(Map::lane_bytes(lane, warp_m0)) {}
 
   //! Loads all k-blocks of `tile` into `frag`.
   TILEPIPE_DEVICE void load(Fragment& frag, const Tile& tile) const {

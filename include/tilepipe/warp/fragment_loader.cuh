@@ -65,8 +65,7 @@ class FragmentLoader {
   //! `lane` is the lane index (0..31); `warp_mn0` the warp tile's first row of A (or column of
   //! B) within the block tile.
   TILEPIPE_DEVICE FragmentLoader(int lane, int warp_mn0)
-      : lane_(lane),
-        warp_mn0_(warp_mn0),
+      : lane_(lane), warp_mn0_(warp_mn0),
         lane_bytes_(Addressing::chunk(lane, warp_mn0, 0, 0) * kChunkBytes) {}
 
   //! Loads k-block `k_block` of `tile` into `frag`. With `k_block` a compile-time constant (an
@@ -87,7 +86,8 @@ class FragmentLoader {
       std::uint32_t r[4];
       arch::ldmatrix_x4<Map::kTrans>(r, tile_address + offset);
       if constexpr (Op == Operand::kA) {
-        // Matrix q is register q of the m16 tile: (m 0-7, k 0-7), (m 8-15, k 0-7), (m 0-7, k 8-15), ...
+        // Matrix q is register q of the m16 tile: (m 0-7, k 0-7), (m 8-15, k 0-7), (m 0-7, k 8-15),
+        // ...
         TILEPIPE_UNROLL
         for (int q = 0; q < 4; ++q) frag.x[i][q] = r[q];
       } else {

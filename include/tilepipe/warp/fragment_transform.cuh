@@ -36,9 +36,9 @@
 //! may not synchronize). Tiles on the matrix's edges stage columns n >= N and convert their raw
 //! bytes, which are zeros: it must give zeros there (any finite scale does) and must not read
 //! outside its own arrays for them (clamp n). k0 is always inside K; split-K slices see the GEMM's
-//! k, not the slice's. Within a k-tile the mma takes k in ByteKOrder (layout/byte_fragment_map.cuh),
-//! not k16 block by k16 block, so what a conversion takes is per 64-deep half of a k-tile and
-//! column: a Dequantize's groups are whole multiples of 64.
+//! k, not the slice's. Within a k-tile the mma takes k in ByteKOrder
+//! (layout/byte_fragment_map.cuh), not k16 block by k16 block, so what a conversion takes is per
+//! 64-deep half of a k-tile and column: a Dequantize's groups are whole multiples of 64.
 //!
 //! A operand: not offered. A's fragments come from shared memory straight into the mma's registers
 //! in its own element type; a hook there would sit at the same place (after the fragment loads),
@@ -88,7 +88,8 @@ struct Dequantize {
   //! The scales of one k-tile's TileN columns, a row for each 64-deep half of the k-tile.
   template <int TileN, int TileK>
   struct Staged {
-    static_assert(TileN % 8 == 0, "Dequantize::Staged: TileN must be a multiple of 8 (16-byte copies)");
+    static_assert(TileN % 8 == 0,
+                  "Dequantize::Staged: TileN must be a multiple of 8 (16-byte copies)");
     static_assert(TileK % 64 == 0, "Dequantize::Staged: TileK must be a multiple of 64");
     static constexpr int kHalves = TileK / 64;
     alignas(16) Element scale[kHalves][TileN];  // (TileK / 64, TileN)
@@ -125,7 +126,9 @@ struct Dequantize {
 
   //! The row of `scale` for k: `k / group`, clamped to the last row for the k >= K of a
   //! zero-filled residue (whose products are zero anyway).
-  TILEPIPE_HOST_DEVICE constexpr int row_of(int k) const { return (k < k_last ? k : k_last) >> group_shift; }
+  TILEPIPE_HOST_DEVICE constexpr int row_of(int k) const {
+    return (k < k_last ? k : k_last) >> group_shift;
+  }
 
   //! Copies the scales of the k-tile at GEMM k `k0`, columns `n0 .. n0 + TileN - 1` (clamped to
   //! the last column), into `dst`. `n0` is a multiple of 8; `thread` is in 0 .. Threads - 1.

@@ -88,9 +88,13 @@ struct Accumulators<WarpM, WarpN, float> {
   //! acc.for_each(lane, [&](int r, int c, float& v) { v = fmaxf(v + bias[n0 + c], 0.0f); });
   //! \endcode
   template <class Fn>
-  TILEPIPE_HOST_DEVICE void for_each(int lane, Fn&& fn) { visit(*this, lane, fn); }
+  TILEPIPE_HOST_DEVICE void for_each(int lane, Fn&& fn) {
+    visit(*this, lane, fn);
+  }
   template <class Fn>
-  TILEPIPE_HOST_DEVICE void for_each(int lane, Fn&& fn) const { visit(*this, lane, fn); }
+  TILEPIPE_HOST_DEVICE void for_each(int lane, Fn&& fn) const {
+    visit(*this, lane, fn);
+  }
 
   //! Row within the warp tile of register `j` of m16 tile `mi` for `lane`.
   TILEPIPE_HOST_DEVICE static constexpr int row_of(int lane, int mi, int j) {
@@ -136,7 +140,8 @@ struct Accumulators<WarpM, WarpN, __half> {
   //! Accumulator `j` of m16n8 tile `(mi, ni)`, in f32 (exactly: every f16 is an f32).
   TILEPIPE_HOST_DEVICE float get(int mi, int ni, int j) const {
     const std::uint32_t r = x[mi][ni][j / 2];
-    return __half2float(__ushort_as_half(static_cast<unsigned short>(j % 2 ? r >> 16 : r & 0xFFFFu)));
+    return __half2float(
+        __ushort_as_half(static_cast<unsigned short>(j % 2 ? r >> 16 : r & 0xFFFFu)));
   }
   //! Sets accumulator `j` of tile `(mi, ni)` to `v` rounded to f16 (to nearest even).
   TILEPIPE_HOST_DEVICE void set(int mi, int ni, int j, float v) {
@@ -174,14 +179,19 @@ struct Accumulators<WarpM, WarpN, __half> {
     }
   }
 
-  TILEPIPE_HOST_DEVICE static constexpr int row_of(int lane, int mi, int j) { return F32::row_of(lane, mi, j); }
-  TILEPIPE_HOST_DEVICE static constexpr int col_of(int lane, int ni, int j) { return F32::col_of(lane, ni, j); }
+  TILEPIPE_HOST_DEVICE static constexpr int row_of(int lane, int mi, int j) {
+    return F32::row_of(lane, mi, j);
+  }
+  TILEPIPE_HOST_DEVICE static constexpr int col_of(int lane, int ni, int j) {
+    return F32::col_of(lane, ni, j);
+  }
 };
 
 //! The accumulators of a warp tile under `Math` (numeric/math.cuh): f16 with MathF16Accumulate,
 //! f32 otherwise. The mainloop and the epilogue both name them through this alias.
 template <int WarpM, int WarpN, class Math>
 using AccumulatorsFor =
-    Accumulators<WarpM, WarpN, std::conditional_t<std::is_same_v<Math, MathF16Accumulate>, __half, float>>;
+    Accumulators<WarpM, WarpN,
+                 std::conditional_t<std::is_same_v<Math, MathF16Accumulate>, __half, float>>;
 
 }  // namespace tilepipe

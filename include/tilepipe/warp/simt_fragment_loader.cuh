@@ -39,7 +39,8 @@ namespace tilepipe {
 //! \endcode
 template <Operand Op, SmemOrder Order, int TileMN, int TileK, int WarpMN>
 class SimtFragmentLoader {
-  static_assert(TileK % 4 == 0, "SimtFragmentLoader: TileK must be a multiple of the 4-deep k-block");
+  static_assert(TileK % 4 == 0,
+                "SimtFragmentLoader: TileK must be a multiple of the 4-deep k-block");
   static_assert(WarpMN % 16 == 0,
                 "SimtFragmentLoader: the warp tile's M (or N) extent must be a multiple of 16");
   static_assert(TileMN % WarpMN == 0,
@@ -51,7 +52,8 @@ class SimtFragmentLoader {
   using Tile = SmemTile<float, Extent::kRows, Extent::kCols>;
 
  private:
-  using Addressing = SimtFragmentAddressing<Op, Order, typename Tile::Layout, TileMN, TileK, WarpMN>;
+  using Addressing =
+      SimtFragmentAddressing<Op, Order, typename Tile::Layout, TileMN, TileK, WarpMN>;
   static_assert(Addressing::kSplits,
                 "SimtFragmentLoader: this tile's loads are not a per-lane offset plus constants "
                 "(SimtFragmentAddressing::kSplits); every tile tested on the host is, so please "
@@ -70,7 +72,8 @@ class SimtFragmentLoader {
   //! B) within the block tile.
   TILEPIPE_DEVICE SimtFragmentLoader(int lane, int warp_mn0) {
     TILEPIPE_UNROLL
-    for (int h = 0; h < kBases; ++h) lane_elements_[h] = Addressing::element(lane, warp_mn0, 0, 0, h);
+    for (int h = 0; h < kBases; ++h)
+      lane_elements_[h] = Addressing::element(lane, warp_mn0, 0, 0, h);
   }
 
   //! Loads k-block `k_block` of `tile` into `frag`. With `k_block` a compile-time constant (an

@@ -88,7 +88,8 @@ struct SimtWarpMma {
           for (int ni = 0; ni < kTilesN; ++ni) {
             TILEPIPE_UNROLL
             for (int j = 0; j < 4; ++j)  // the lane's row h = j / 2, column 2t + j % 2
-              acc.x[mi][ni][j] = __fmaf_rn(a.x[mi][j / 2][kk], b.x[ni][j % 2][kk], acc.x[mi][ni][j]);
+              acc.x[mi][ni][j] =
+                  __fmaf_rn(a.x[mi][j / 2][kk], b.x[ni][j % 2][kk], acc.x[mi][ni][j]);
           }
         } else {  // per m16 tile: row h, then every n8 tile's columns of it
           TILEPIPE_UNROLL

@@ -23,11 +23,12 @@ namespace tilepipe {
 //! \tparam TileK   block tile extent along K, a multiple of 8
 //! \tparam WarpMN  this warp's extent along M or N, a multiple of 16 that divides TileMN
 //!
-//! ldmatrix has no transposing form for 32-bit elements, so every register is one 32-bit shared load
-//! then one `cvt.rna.tf32.f32`, in either storage order. Each lane's k slots hold a permutation of
-//! the k-block (layout/tf32_fragment_map.cuh) that both operands share and that keeps every load
-//! free of bank conflicts. The fragments are `FragmentA<WarpMN>` / `FragmentB<WarpMN>`, one
-//! tf32 per register. One `load` fills them for k-block `k_block` (k in `[8 k_block, 8 k_block + 8)`).
+//! ldmatrix has no transposing form for 32-bit elements, so every register is one 32-bit shared
+//! load then one `cvt.rna.tf32.f32`, in either storage order. Each lane's k slots hold a
+//! permutation of the k-block (layout/tf32_fragment_map.cuh) that both operands share and that
+//! keeps every load free of bank conflicts. The fragments are `FragmentA<WarpMN>` /
+//! `FragmentB<WarpMN>`, one tf32 per register. One `load` fills them for k-block `k_block` (k in
+//! `[8 k_block, 8 k_block + 8)`).
 //!
 //! \code
 //! using LoadA = tilepipe::Tf32FragmentLoader<tilepipe::Operand::kA,
@@ -38,7 +39,8 @@ namespace tilepipe {
 //! \endcode
 template <Operand Op, SmemOrder Order, int TileMN, int TileK, int WarpMN>
 class Tf32FragmentLoader {
-  static_assert(TileK % 8 == 0, "Tf32FragmentLoader: TileK must be a multiple of 8 for mma.sync m16n8k8");
+  static_assert(TileK % 8 == 0,
+                "Tf32FragmentLoader: TileK must be a multiple of 8 for mma.sync m16n8k8");
   static_assert(WarpMN % 16 == 0,
                 "Tf32FragmentLoader: the warp tile's M (or N) extent must be a multiple of 16");
   static_assert(TileMN % WarpMN == 0,
@@ -52,7 +54,8 @@ class Tf32FragmentLoader {
   static constexpr int kKBlocks = TileK / 8;
 
  private:
-  using Addressing = Tf32FragmentAddressing<Op, Order, typename Tile::Layout, TileMN, TileK, WarpMN>;
+  using Addressing =
+      Tf32FragmentAddressing<Op, Order, typename Tile::Layout, TileMN, TileK, WarpMN>;
   static constexpr int kRegisters = Addressing::kRegisters;
 
  public:
@@ -60,7 +63,8 @@ class Tf32FragmentLoader {
   //! B) within the block tile.
   TILEPIPE_DEVICE Tf32FragmentLoader(int lane, int warp_mn0) : lane_(lane), warp_mn0_(warp_mn0) {
     TILEPIPE_UNROLL
-    for (int r = 0; r < kRegisters; ++r) lane_elements_[r] = Addressing::element(lane, warp_mn0, 0, 0, r);
+    for (int r = 0; r < kRegisters; ++r)
+      lane_elements_[r] = Addressing::element(lane, warp_mn0, 0, 0, r);
   }
 
   //! Loads k-block `k_block` of `tile` into `frag`. With `k_block` a compile-time constant (an

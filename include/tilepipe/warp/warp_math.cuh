@@ -18,7 +18,8 @@
 namespace tilepipe {
 
 //! `stored_order` of a math whose fragment loaders read either order: the block tile of operand
-//! `op`, for A and B in `order_a` and `order_b` in global memory, is kept in shared memory as it is.
+//! `op`, for A and B in `order_a` and `order_b` in global memory, is kept in shared memory as it
+//! is.
 struct StoresGlobalOrder {
   TILEPIPE_HOST_DEVICE static constexpr SmemOrder stored_order(Operand op, SmemOrder order_a,
                                                                SmemOrder order_b) {
@@ -59,7 +60,7 @@ template <>
 struct WarpMath<float, MathSimtF32> {
   TILEPIPE_HOST_DEVICE static constexpr SmemOrder stored_order(Operand op, SmemOrder order_a,
                                                                SmemOrder order_b) {
-    return op == Operand::kA ? order_a
+    return op == Operand::kA                     ? order_a
            : order_a == SmemOrder::kMNContiguous ? SmemOrder::kMNContiguous
                                                  : order_b;
   }

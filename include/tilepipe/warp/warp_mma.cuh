@@ -33,12 +33,14 @@ namespace tilepipe {
 template <class Element, int WarpM, int WarpN, class Math = MathDefault>
 struct WarpMma {
   static constexpr bool kTf32 = std::is_same_v<Math, MathTF32>;
-  static_assert(std::is_same_v<Math, MathDefault> || std::is_same_v<Math, MathF16Accumulate> || kTf32,
+  static_assert(std::is_same_v<Math, MathDefault> || std::is_same_v<Math, MathF16Accumulate> ||
+                    kTf32,
                 "WarpMma: the math must be MathDefault, MathF16Accumulate or MathTF32");
-  static_assert(kTf32 || is_mma_m16n8k16_input_v<Element>,
-                "WarpMma: mma.sync m16n8k16 takes __half or __nv_bfloat16 inputs (see "
-                "ElementTraits::kMmaAtom); float inputs take MathTF32 (or MathSimtF32, which runs on "
-                "SimtWarpMma)");
+  static_assert(
+      kTf32 || is_mma_m16n8k16_input_v<Element>,
+      "WarpMma: mma.sync m16n8k16 takes __half or __nv_bfloat16 inputs (see "
+      "ElementTraits::kMmaAtom); float inputs take MathTF32 (or MathSimtF32, which runs on "
+      "SimtWarpMma)");
   static_assert(!kTf32 || std::is_same_v<Element, float>,
                 "WarpMma: MathTF32 (mma.sync m16n8k8 on tf32) takes float inputs");
   static_assert(!std::is_same_v<Math, MathF16Accumulate> || std::is_same_v<Element, __half>,
@@ -73,8 +75,7 @@ struct WarpMma {
           arch::mma_m16n8k16_f16_accumulate(acc.x[mi][ni], a.x[mi], b.x[ni], acc.x[mi][ni]);
         else if constexpr (kTf32)
           arch::mma_m16n8k8_tf32(acc.x[mi][ni], a.x[mi], b.x[ni], acc.x[mi][ni]);
-        else
-          arch::mma_m16n8k16<Element>(acc.x[mi][ni], a.x[mi], b.x[ni], acc.x[mi][ni]);
+        else arch::mma_m16n8k16<Element>(acc.x[mi][ni], a.x[mi], b.x[ni], acc.x[mi][ni]);
       }
     }
   }

@@ -36,9 +36,10 @@ struct WarpgroupMma {
   //! A and B as wgmma sees them: 0 K-major, 1 M/N-major (transposed).
   static constexpr int kTransA = LayoutA == Layout::kRowMajor ? 0 : 1;
   static constexpr int kTransB = LayoutB == Layout::kColumnMajor ? 0 : 1;
-  static_assert(!std::is_same_v<Element, float> || (kTransA == 0 && kTransB == 0),
-                "WarpgroupMma: float A and B run as tf32, which wgmma reads only K-major: A must be "
-                "row-major and B column-major (the Ampere tier takes the other layouts)");
+  static_assert(
+      !std::is_same_v<Element, float> || (kTransA == 0 && kTransB == 0),
+      "WarpgroupMma: float A and B run as tf32, which wgmma reads only K-major: A must be "
+      "row-major and B column-major (the Ampere tier takes the other layouts)");
 
   //! f32 accumulators of a `64 x N` tile: `x[i]` of thread `t` is element (row_of(t, i),
   //! col_of(t, i)) (arch/wgmma.cuh gives the layout).
@@ -65,10 +66,10 @@ struct WarpgroupMma {
   TILEPIPE_DEVICE static void issue(Accumulators& acc, const Element* a, const Element* b) {
     const std::uint32_t a_addr = smem_address(a);
     const std::uint32_t b_addr = smem_address(b);
-    const WgmmaDescriptor da = kTransA ? mnmajor_sw128_descriptor(a_addr, TileK * 128)
-                                       : kmajor_sw128_descriptor(a_addr);
-    const WgmmaDescriptor db = kTransB ? mnmajor_sw128_descriptor(b_addr, TileK * 128)
-                                       : kmajor_sw128_descriptor(b_addr);
+    const WgmmaDescriptor da =
+        kTransA ? mnmajor_sw128_descriptor(a_addr, TileK * 128) : kmajor_sw128_descriptor(a_addr);
+    const WgmmaDescriptor db =
+        kTransB ? mnmajor_sw128_descriptor(b_addr, TileK * 128) : kmajor_sw128_descriptor(b_addr);
     // A K-major k step is 32 bytes along the row; an M/N-major one (16-bit only) is 16 rows of 128.
     constexpr std::uint32_t kStepA = kTransA ? kInstructionK * 128 : 32;
     constexpr std::uint32_t kStepB = kTransB ? kInstructionK * 128 : 32;
@@ -76,8 +77,8 @@ struct WarpgroupMma {
     arch::wgmma_fence();
     TILEPIPE_UNROLL
     for (int kk = 0; kk < kKSteps; ++kk)
-      arch::Wgmma<N, Element>::template mma<kTransA, kTransB>(
-          acc.x, da.advanced(kk * kStepA).bits, db.advanced(kk * kStepB).bits, 1u);
+      arch::Wgmma<N, Element>::template mma<kTransA, kTransB>(acc.x, da.advanced(kk * kStepA).bits,
+                                                              db.advanced(kk * kStepB).bits, 1u);
     arch::wgmma_commit_group();
     arch::wgmma_fence_operands(acc.x);
   }
