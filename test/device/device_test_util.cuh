@@ -115,8 +115,13 @@ class DeviceBuffer {
     host.resize(n_);
     return cudaMemcpy(host.data(), ptr_, bytes(), cudaMemcpyDeviceToHost);
   }
-  // Fills every byte with `byte` (0xFF makes 16-bit and 32-bit floats NaN).
-  cudaError_t poison(unsigned char byte = 0xFF) { return cudaMemset(ptr_, byte, bytes()); }
+  // Fills every byte with `byte` (0xFF makes 16-bit and 32-bit floats NaN) and waits for it:
+  // cudaMemset runs on the legacy default stream, which a kernel on a non-blocking stream does
+  // not wait for, so without the wait the poison could land after that kernel's output.
+  cudaError_t poison(unsigned char byte = 0xFF) {
+    const cudaError_t e = cudaMemset(ptr_, byte, bytes());
+    return e == cudaSuccess ? cudaDeviceSynchronize() : e;
+  }
 
  private:
   T* ptr_ = nullptr;
