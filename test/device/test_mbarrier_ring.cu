@@ -1,16 +1,17 @@
-// Device tests of MbarrierRing (sm_90a): a producer thread fills the slots of the ring with bulk
-// copies that complete on each slot's full barrier (as TMA tiles do), one to four consumer warps
-// read every slot and release it, for 130 laps of rings of 2 to 6 stages, and in clusters of two
-// blocks whose producers each copy half of every slot and multicast it to both. Pseudo-random
-// sleeps keyed by the lap delay the producer, the consumers or both. Each consumer reads every
-// slot twice, as soon as its wait returns and again after holding the slot: the first read
-// catches a wait that returns before the copy has landed (a wrong parity), the second a refill
+// Device tests of MbarrierRing (sm_90a): a producer thread fills the slots of the ring with TMA
+// tensor copies that complete on each slot's full barrier (as TmaTileLoader's tiles do), one to
+// four consumer warps read every slot and release it, for 130 laps of rings of 2 to 6 stages, and
+// in clusters of two blocks whose producers each copy half of every slot and multicast it to
+// both. Tensor copies, not raw-address bulk copies (cp.async.bulk): compute-sanitizer's racecheck
+// blames a raw bulk copy's write on the thread that issued it, and so reports the consumers'
+// reads, ordered by the full barrier, as races; a tensor copy's write it leaves to the copy engine.
+// Pseudo-random sleeps keyed by the lap delay the producer, the consumers or both. Each consumer
+// reads every slot twice, as soon as its wait returns and again after holding the slot: the first
+// read catches a wait that returns before the copy has landed (a wrong parity), the second a refill
 // before every consumer has released the slot (a producer that does not wait, a release too
 // early). A deadlock fails the program after a minute rather than hanging.
 
 #include <gtest/gtest.h>
-
-#include <cuda/ptx>
 
 #include <cstdint>
 #include <vector>
@@ -18,6 +19,7 @@
 #include <tilepipe/arch/cluster.cuh>
 #include <tilepipe/arch/tma.cuh>
 #include <tilepipe/block/mbarrier_ring.cuh>
+#include <tilepipe/detail/tensor_map.cuh>
 
 #include "device_test_util.cuh"
 #include "hopper_test_util.cuh"
@@ -82,9 +84,11 @@ __device__ void check_slot(const volatile std::uint32_t* slot, const std::uint32
 #endif
 
 // Warp 0's first thread is the producer, warps 1.. the consumers. Each group of ClusterSize
-// blocks walks `run.items` items of `src` (kSlotWords words each) through its ring.
+// blocks walks `run.items` items of `src` (kSlotWords words each) through its ring. `src_map` is
+// `src` as a (word, item, group) tensor whose box is one block's part of an item.
 template <int Stages, int ClusterSize>
-__global__ void ring_kernel(RingRun run, const std::uint32_t* src, Report* report) {
+__global__ void ring_kernel(RingRun run, const __grid_constant__ CUtensorMap src_map,
+                            const std::uint32_t* src, Report* report) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using Ring = tilepipe::MbarrierRing<Stages, ClusterSize>;
   __shared__ __align__(128) std::uint32_t slots[Stages][kSlotWords];
@@ -101,28 +105,24 @@ __global__ void ring_kernel(RingRun run, const std::uint32_t* src, Report* repor
   } else {
     __syncthreads();
   }
-  const std::uint32_t* items =
-      src + static_cast<std::size_t>(blockIdx.x / ClusterSize) * run.items * kSlotWords;
+  const int group = static_cast<int>(blockIdx.x) / ClusterSize;
+  const std::uint32_t* items = src + static_cast<std::size_t>(group) * run.items * kSlotWords;
   Ring ring(barriers);
   typename Ring::State state;  // each role walks the ring from slot 0, phase 0
   if (warp == 0) {
     if (lane == 0) {
       // This block's part of every item, into the slot of every block of the cluster.
-      constexpr int kPart = kSlotWords / ClusterSize;
-      const int first = rank * kPart;
-      const std::uint32_t slot_bytes = kSlotWords * 4, part_bytes = kPart * 4;
+      const int first = rank * (kSlotWords / ClusterSize);
       for (int t = 0; t < run.items; ++t) {
         if (run.delays & kDelayProducer) __nanosleep(delay_ns(run.seed, t, 0));
         ring.producer_acquire(state);
-        std::uint64_t* full = ring.producer_arm(state, slot_bytes);
-        const std::uint32_t* from = items + static_cast<std::size_t>(t) * kSlotWords + first;
+        std::uint64_t* full = ring.producer_arm(state, kSlotWords * 4);
         if constexpr (ClusterSize == 1) {
-          cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global,
-                                   slots[state.index()], from, slot_bytes, full);
+          tilepipe::arch::tma_load(slots[state.index()], &src_map, full, first, t, group);
         } else {
           constexpr auto kAll = static_cast<std::uint16_t>((1u << ClusterSize) - 1);
-          cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global,
-                                   &slots[state.index()][first], from, part_bytes, full, kAll);
+          tilepipe::arch::tma_load_multicast(&slots[state.index()][first], &src_map, full, first, t,
+                                             group, kAll);
         }
         state.advance();
       }
@@ -153,9 +153,26 @@ __global__ void ring_kernel(RingRun run, const std::uint32_t* src, Report* repor
   }
 #else
   (void)run;
+  (void)src_map;
   (void)src;
   (void)report;
 #endif
+}
+
+// `src` (kGroups groups of `items` items of kSlotWords words) as a (word, item, group) tensor of
+// 32-bit words, unswizzled, whose box is one of the `parts` parts of an item.
+// CUDA_ERROR_NOT_FOUND where the driver has no cuTensorMapEncodeTiled.
+CUresult make_src_map(CUtensorMap& map, const std::uint32_t* src, int items, int parts) {
+  const auto encode = tilepipe::detail::tensor_map_encoder();
+  if (encode == nullptr) return CUDA_ERROR_NOT_FOUND;
+  const cuuint64_t dims[3] = {kSlotWords, static_cast<cuuint64_t>(items), kGroups};
+  const cuuint64_t strides[2] = {kSlotWords * 4, static_cast<cuuint64_t>(items) * kSlotWords * 4};
+  const cuuint32_t box[3] = {static_cast<cuuint32_t>(kSlotWords / parts), 1, 1};
+  const cuuint32_t element_strides[3] = {1, 1, 1};
+  return encode(&map, CU_TENSOR_MAP_DATA_TYPE_UINT32, 3, const_cast<std::uint32_t*>(src), dims,
+                strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
 }
 
 template <int Stages, int ClusterSize>
@@ -173,15 +190,18 @@ void run_ring_test(unsigned delays, int consumers, std::uint32_t seed) {
   ASSERT_TRUE(d_src.ok() && d_report.ok());
   TP_CUDA_ASSERT(d_src.upload(src));
   TP_CUDA_ASSERT(cudaMemset(d_report.get(), 0, sizeof(Report)));
+  CUtensorMap src_map{};
+  ASSERT_EQ(make_src_map(src_map, d_src.get(), items, ClusterSize), CUDA_SUCCESS)
+      << "cuTensorMapEncodeTiled refused the source's map, or the driver has none";
 
   const RingRun run{items, consumers, delays, seed};
   const int blocks = kGroups * ClusterSize, threads = 32 * (1 + consumers);
   auto kernel = ring_kernel<Stages, ClusterSize>;
   if constexpr (ClusterSize > 1) {
-    TP_CUDA_ASSERT(tptest::launch_in_clusters(kernel, blocks, threads, 0, ClusterSize, run,
+    TP_CUDA_ASSERT(tptest::launch_in_clusters(kernel, blocks, threads, 0, ClusterSize, run, src_map,
                                               d_src.get(), d_report.get()));
   } else {
-    kernel<<<blocks, threads>>>(run, d_src.get(), d_report.get());
+    kernel<<<blocks, threads>>>(run, src_map, d_src.get(), d_report.get());
   }
   TP_CUDA_ASSERT(cudaGetLastError());
   TP_CUDA_ASSERT(tptest::synchronize_within(60, "the ring kernel"));
