@@ -54,6 +54,7 @@
 #include "mainloop/multistage_mainloop.cuh"
 #include "mainloop/warp_specialized_mainloop.cuh"
 
+#include "gemm/argument_checks.cuh"
 #include "gemm/arguments.cuh"
 #include "gemm/gemm_auto.cuh"
 #include "gemm/gemm_auto_heuristic.cuh"
