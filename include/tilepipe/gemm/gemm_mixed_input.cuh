@@ -139,7 +139,7 @@ class GemmMixedInput {
 
   //! The device part of the cluster reduction's checks, from what `run` queries: device `device`
   //! is sm_`major``minor`, the code it runs of ClusterKernel was compiled for sm_`code_arch` (90
-  //! for sm_90 or sm_90a; 0: none; see detail::gemm_cluster_kernel_arch), and `clusters` clusters
+  //! for sm_90 or sm_90a; 0: none; see KernelLauncher::compiled_arch), and `clusters` clusters
   //! of `slices` blocks of it fit on the device at once (cudaOccupancyMaxActiveClusters; not
   //! looked at unless the rest holds). Fails with kUnsupportedDevice and a message naming
   //! `split_k_reduction` and what is missing; kAuto takes the workspace reduction then.
