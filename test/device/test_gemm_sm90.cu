@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <memory>
 #include <random>
 #include <vector>
@@ -251,4 +252,137 @@ TEST(GemmSm90, GemmMultistageChoosesTheTier) {
   using Auto = tptest::DispatchedGemm<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 2>;
   tptest::run_gemm_case<Auto, __half, __half>({127, 257, 131, Layout::kRowMajor, 1.0f, 1.0f},
                                               Reference::kExactCpu, 120);
+}
+
+namespace {
+
+// The Hopper tier's split-K and stream-K schedulers in the three kinds of tile: the default
+// 128 x 256 in clusters of two (two consumer warpgroups, each with its own slot and counter per
+// piece), 64 x 128 without a cluster, and ping-pong 64 x 256 in clusters of two.
+using SplitDefault = tilepipe::GemmSm90<__half, __half, Layout::kRowMajor, Layout::kColumnMajor>;
+using SplitSmall =
+    tilepipe::GemmSm90<__nv_bfloat16, float, Layout::kColumnMajor, Layout::kRowMajor, 6,
+                       tilepipe::Identity, tilepipe::HopperTileConfig<64, 128, 6, 1>>;
+using SplitPingPong = tilepipe::GemmSm90<
+    __half, float, Layout::kRowMajor, Layout::kColumnMajor, 4, tilepipe::Identity,
+    tilepipe::HopperTileConfig<64, 256, 4, 2, tilepipe::HopperSchedule::kPingPong>>;
+
+// K over many k-tiles with residues, few and many tiles, batches, beta != 0, column-major D.
+const GemmCase kSplitShapes[] = {
+    {1, 1, 1},
+    {127, 257, 1031, Layout::kRowMajor, 1.0f, 1.0f},
+    {65, 255, 63, Layout::kColumnMajor, 0.5f, -1.0f},  // one k-tile: nothing to split
+    {300, 200, 4000, Layout::kRowMajor, 1.0f, 0.0f, /*batch=*/3},
+    {1000, 3000, 700, Layout::kRowMajor, 1.0f, 0.0f},
+    {129, 1100, 2029, Layout::kColumnMajor, 1.0f, 2.0f},
+    {16, 4096, 4096, Layout::kRowMajor, 1.0f, 0.0f},  // decode-like: few tiles, long K
+};
+
+template <class Gemm, class AB, class D>
+void run_split_cases(std::uint32_t seed) {
+  for (GemmCase gc : kSplitShapes) {
+    for (int split : {2, 3, 16}) {
+      gc.split_k = split;
+      gc.stream_k = 0;
+      tptest::run_gemm_case<Gemm, AB, D>(gc, Reference::kExactCpu, seed++);
+    }
+    // Stream-K over one block, a prime count, one wave of the device and two.
+    int wave = 0;
+    ASSERT_TRUE(Gemm::stream_k_blocks(wave));
+    for (int blocks : {1, 7, wave, 2 * wave}) {
+      gc.split_k = 1;
+      gc.stream_k = blocks;
+      tptest::run_gemm_case<Gemm, AB, D>(gc, Reference::kExactCpu, seed++);
+    }
+  }
+}
+
+}  // namespace
+
+TEST(GemmSm90, SplitKAndStreamK) {
+  TP_REQUIRE_HOPPER_TIER(hopper_tier_available());
+  run_split_cases<SplitDefault, __half, __half>(300);
+  run_split_cases<SplitSmall, __nv_bfloat16, float>(400);
+  run_split_cases<SplitPingPong, __half, float>(500);
+}
+
+// The pieces of a tile are summed in k order whichever block finishes last: two runs give the
+// same bits, for split-K and for stream-K (whose pieces are unequal).
+TEST(GemmSm90, SplitKAndStreamKAreDeterministic) {
+  TP_REQUIRE_HOPPER_TIER(hopper_tier_available());
+  const int m = 256, n = 512, k = 8192;
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<__half> ha(std::size_t(m) * k), hb(std::size_t(k) * n);
+  for (auto& x : ha) x = __float2half(u(rng));
+  for (auto& x : hb) x = __float2half(u(rng));
+  tptest::DeviceBuffer<__half> a(ha.size()), b(hb.size()), d(std::size_t(m) * n);
+  TP_CUDA_ASSERT(a.upload(ha));
+  TP_CUDA_ASSERT(b.upload(hb));
+  for (int mode = 0; mode < 2; ++mode) {
+    SplitDefault::Arguments args;
+    args.m = m;
+    args.n = n;
+    args.k = k;
+    args.a = a.get();
+    args.lda = k;
+    args.b = b.get();
+    args.ldb = k;
+    args.d = d.get();
+    args.ldd = n;
+    (mode == 0 ? args.split_k : args.stream_k) = mode == 0 ? 7 : 100;
+    tptest::DeviceBuffer<unsigned char> ws(SplitDefault::workspace_size(args));
+    ASSERT_GT(ws.bytes(), 0u);
+    args.workspace = ws.get();
+    args.workspace_bytes = ws.bytes();
+    std::vector<__half> first, again;
+    for (int run = 0; run < 3; ++run) {
+      TP_CUDA_ASSERT(cudaMemset(d.get(), 0xFF, d.bytes()));
+      const tilepipe::Status s = SplitDefault::run(args);
+      ASSERT_TRUE(s) << s.message();
+      TP_CUDA_ASSERT(cudaDeviceSynchronize());
+      TP_CUDA_ASSERT(d.download(run == 0 ? first : again));
+      if (run > 0)
+        ASSERT_EQ(std::memcmp(first.data(), again.data(), first.size() * sizeof(__half)), 0)
+            << (mode == 0 ? "split-K" : "stream-K") << " run " << run;
+    }
+  }
+}
+
+// Bad split and stream-K requests and workspaces are refused, naming the argument.
+TEST(GemmSm90, RefusesBadSplitArguments) {
+  SplitDefault::Arguments args;
+  args.m = 256;
+  args.n = 256;
+  args.k = 4096;
+  tptest::DeviceBuffer<__half> a(256 * 4096), b(256 * 4096), d(256 * 256);
+  args.a = a.get();
+  args.lda = 4096;
+  args.b = b.get();
+  args.ldb = 4096;
+  args.d = d.get();
+  args.ldd = 256;
+  const auto refused = [&](const char* name) {
+    const tilepipe::Status s = SplitDefault::check_arguments(args);
+    EXPECT_FALSE(s) << name;
+    EXPECT_NE(s.message().find(name), std::string::npos) << s.message();
+  };
+  args.split_k = 0;
+  refused("split_k");
+  args.split_k = 1;
+  args.stream_k = -1;
+  refused("stream_k");
+  args.stream_k = 8;
+  args.split_k = 2;
+  refused("exclude each other");
+  args.stream_k = 0;
+  refused("workspace");  // split_k = 2 without a workspace
+  tptest::DeviceBuffer<unsigned char> ws(SplitDefault::workspace_size(args));
+  args.workspace = ws.get();
+  args.workspace_bytes = ws.bytes() - 1;
+  refused("workspace_bytes");
+  args.workspace_bytes = ws.bytes();
+  EXPECT_TRUE(SplitDefault::check_arguments(args));
+  args.workspace = d.get();  // overlaps D
+  refused("overlaps D");
 }

@@ -123,36 +123,44 @@ TEST(GemmAutoHeuristic, MediumBetweenLargeAndSmall) {
 }
 
 // Where the Large configuration runs on the Hopper tier (persistent, clusters of 2) it keeps
-// the problems whose last wave is short: 1024 x 14336 x 4096 is 448 Large tiles, 3.39 waves.
+// the problems whose last wave is short, and runs them as stream-K over every SM:
+// 1024 x 14336 x 4096 is 224 cluster items of 2 Large tiles on 66 clusters, 3.39 waves.
 TEST(GemmAutoHeuristic, HopperLargeKeepsShortLastWaves) {
   using tilepipe::GemmTier;
   EXPECT_EQ(select(1024, 14336, 4096), (GemmAutoConfig{Tile::kMedium, 1}));
   EXPECT_EQ(GemmAutoHeuristic::select(1024, 14336, 4096, 1, kH200Sms, GemmTier::kHopper),
-            (GemmAutoConfig{Tile::kLarge, 1}));
+            (GemmAutoConfig{Tile::kLarge, 1, kH200Sms}));
+  // Full waves stay data-parallel: 4096^3 is 256 items on 66 clusters (0.97 of 4 waves).
+  EXPECT_EQ(GemmAutoHeuristic::select(4096, 4096, 4096, 1, kH200Sms, GemmTier::kHopper),
+            (GemmAutoConfig{Tile::kLarge, 1, 0}));
 }
 
 // On the Hopper tier (an H100's or H200's 132 SMs), the benchmark's shapes too small for a wave
-// of 128 x 256 tiles take the Hopper tier's 64 x 128 or 64 x 64 tiles, but for the one skinny,
-// long-K shape that splits K on the Ampere tier (entry 21 of docs/performance-log.md).
+// of 128 x 256 tiles take the Hopper tier's 64 x 128 or 64 x 64 tiles, M <= 64 always 64 x 128;
+// any of them with stream-K over the 132 SMs where its waves are ragged and K is long enough.
 TEST(GemmAutoHeuristic, HopperTilesForSmallProblems) {
   struct Case {
     int m, n, k;
     GemmAutoConfig want;
   };
+  constexpr int kSk = kH200Sms;  // stream-K over every SM
   const Case cases[] = {
-      {16, 4096, 4096, {Tile::kHopper64x64, 1}},     // 64 tiles of 64 x 64
-      {16, 14336, 4096, {Tile::kHopper64x128, 1}},   // 112 tiles of 64 x 128: 0.85 of the SMs
-      {16, 4096, 14336, {Tile::kSmall, 8}},          // 64 tiles of 64 x 64, K >= 8192: split
-      {64, 4096, 14336, {Tile::kHopper64x64, 1}},    // M > 32: no split
-      {128, 4096, 4096, {Tile::kHopper64x64, 1}},    // 128 tiles of 64 x 64
-      {128, 14336, 4096, {Tile::kHopper64x128, 1}},  // 56 Large tiles, 224 of 64 x 128
-      {256, 4096, 4096, {Tile::kHopper64x128, 1}},   // 32 Large tiles, 128 of 64 x 128
-      {256, 14336, 4096, {Tile::kLarge, 1}},         // 112 Large tiles
-      {1000, 3000, 4104, {Tile::kLarge, 1}},         // 96 Large tiles: over half the SMs
-      {64, 57344, 4096, {Tile::kHopper64x128, 1}},   // M <= 64 never takes the 128-row Large tile
-      {1024, 1024, 1024, {Tile::kHopper64x128, 1}}, {512, 512, 512, {Tile::kHopper64x64, 1}},
-      {2048, 2048, 2048, {Tile::kLarge, 1}},        {1024, 4096, 4096, {Tile::kLarge, 1}},
-      {8192, 8192, 8192, {Tile::kLarge, 1}},
+      {16, 4096, 4096, {Tile::kHopper64x128, 1, kSk}},    // 32 tiles of 64 x 128
+      {16, 14336, 4096, {Tile::kHopper64x128, 1, kSk}},   // 112 tiles: 0.85 of the SMs
+      {16, 4096, 14336, {Tile::kHopper64x128, 1, kSk}},   // 32 tiles, long K
+      {64, 4096, 14336, {Tile::kHopper64x128, 1, kSk}},   // M <= 64: 64 x 128
+      {128, 4096, 4096, {Tile::kHopper64x64, 1, 0}},      // 128 tiles of 64 x 64: 0.97 full
+      {128, 14336, 4096, {Tile::kHopper64x128, 1, kSk}},  // 224 of 64 x 128: 0.85 of 2 waves
+      {256, 4096, 4096, {Tile::kHopper64x128, 1, 0}},     // 32 Large tiles, 128 of 64 x 128
+      {256, 14336, 4096, {Tile::kLarge, 1, kSk}},         // 112 Large tiles, 56 cluster items
+      {1000, 3000, 4104, {Tile::kLarge, 1, kSk}},         // 96 Large tiles, 48 items on 66
+      {1536, 1536, 32768, {Tile::kLarge, 1, kSk}},        // 72 Large tiles, 36 items, long K
+      {64, 57344, 4096, {Tile::kHopper64x128, 1, kSk}},   // M <= 64 never takes the Large tile
+      {1024, 1024, 1024, {Tile::kHopper64x128, 1, 0}},
+      {512, 512, 512, {Tile::kHopper64x64, 1, 0}},  // 64 tiles of 8 k-tiles: too little to share
+      {2048, 2048, 2048, {Tile::kLarge, 1, 0}},
+      {1024, 4096, 4096, {Tile::kLarge, 1, 0}},
+      {8192, 8192, 8192, {Tile::kLarge, 1, 0}},
   };
   for (const Case& c : cases) {
     const GemmAutoConfig got =
@@ -163,6 +171,8 @@ TEST(GemmAutoHeuristic, HopperTilesForSmallProblems) {
   }
   EXPECT_EQ((GemmAutoConfig{Tile::kHopper64x128, 1}.name()), "64x128x64/s6,hopper");
   EXPECT_EQ((GemmAutoConfig{Tile::kHopper64x64, 1}.name()), "64x64x64/s8,hopper");
+  EXPECT_EQ((GemmAutoConfig{Tile::kHopper64x128, 1, 132}.name()),
+            "64x128x64/s6,hopper,streamK=132");
   // Batches count as tiles here too; empty outputs stay on the Small tile.
   EXPECT_EQ(GemmAutoHeuristic::select(128, 1024, 4096, 8, kH200Sms, tilepipe::GemmTier::kHopper),
             (GemmAutoConfig{Tile::kHopper64x128, 1}));  // 128 tiles of 64 x 128

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include <tilepipe/layout/tile_raster.cuh>
@@ -151,4 +152,127 @@ TEST(PersistentTileScheduler, IsConstexpr) {
   static_assert(Sched(3, 5, 2).tile_of(16).m == 1, "then walks down the first column");
   static_assert(Sched(3, 5, 2).grid_size(132) == 30, "no more blocks than items");
   SUCCEED();
+}
+
+// ---- WorkScheduler: the units of data-parallel, split-K and stream-K walks --------------------
+
+namespace {
+
+using Work = tilepipe::WorkScheduler<tilepipe::GroupedRaster<8>>;
+
+// Every k-tile of every item is computed by exactly one unit; a partial item's units are its
+// pieces 0 .. pieces - 1 in k order, each with the slot `piece_slot(first_slot, piece)`, and no two
+// partial units share a slot; a whole unit spans its item's K.
+void check_units(const Work& w, int tiles_m, int tiles_n, int batches) {
+  SCOPED_TRACE(testing::Message() << tiles_m << " x " << tiles_n << " tiles, " << batches
+                                  << " batches, " << w.k_tiles() << " k-tiles, kind "
+                                  << static_cast<int>(w.kind()) << ", " << w.workers()
+                                  << " workers, " << w.splits() << " splits");
+  const long long items = w.items();
+  const int kt = w.k_tiles();
+  ASSERT_EQ(items, 1LL * tiles_m * tiles_n * batches);
+  std::vector<int> hits(static_cast<std::size_t>(items * (kt > 0 ? kt : 1)), 0);
+  std::vector<std::vector<tilepipe::WorkUnit>> of_item(static_cast<std::size_t>(items));
+  std::vector<int> slot_used(static_cast<std::size_t>(w.slots()), 0);
+  long long total = 0;
+  for (int worker = 0; worker < w.workers(); ++worker) {
+    ASSERT_GE(w.units(worker), w.kind() == tilepipe::Decomposition::kStreamK ? 0 : 1)
+        << "worker " << worker << " is idle";
+    for (int j = 0; j < w.units(worker); ++j) {
+      const tilepipe::WorkUnit u = w.unit(worker, j);
+      ++total;
+      ASSERT_GE(u.item, 0);
+      ASSERT_LT(u.item, items);
+      const tilepipe::WorkTile t = u.tile;
+      ASSERT_EQ(t.batch, u.item / (1LL * tiles_m * tiles_n));
+      ASSERT_LE(0, u.k_begin);
+      ASSERT_LE(u.k_begin, u.k_end);
+      ASSERT_LE(u.k_end, kt);
+      ASSERT_TRUE(kt == 0 || u.k_begin < u.k_end) << "an empty unit";
+      for (int k = u.k_begin; k < u.k_end; ++k) ++hits[static_cast<std::size_t>(u.item * kt + k)];
+      if (kt == 0) ++hits[static_cast<std::size_t>(u.item)];
+      of_item[static_cast<std::size_t>(u.item)].push_back(u);
+      if (u.pieces > 1) {
+        ASSERT_GE(u.slot, 0);
+        ASSERT_LT(u.slot, w.slots());
+        ASSERT_EQ(slot_used[static_cast<std::size_t>(u.slot)]++, 0) << "slot " << u.slot;
+        ASSERT_EQ(w.piece_slot(u.first_slot, u.piece), u.slot);
+        ASSERT_GE(w.counter_of(u.item), 0);
+        ASSERT_LT(w.counter_of(u.item), w.counters());
+      } else {
+        ASSERT_EQ(u.k_begin, 0);
+        ASSERT_EQ(u.k_end, kt);
+      }
+    }
+  }
+  for (std::size_t i = 0; i < hits.size(); ++i) ASSERT_EQ(hits[i], 1) << "k-tile " << i;
+  for (auto& units : of_item) {
+    std::sort(
+        units.begin(), units.end(),
+        [](const tilepipe::WorkUnit& a, const tilepipe::WorkUnit& b) { return a.piece < b.piece; });
+    for (std::size_t p = 0; p < units.size(); ++p) {
+      ASSERT_EQ(units[p].pieces, static_cast<int>(units.size()));
+      ASSERT_EQ(units[p].piece, static_cast<int>(p));
+      ASSERT_EQ(units[p].first_slot, units[0].first_slot);
+      if (p > 0) {
+        ASSERT_EQ(units[p].k_begin, units[p - 1].k_end);
+      }
+    }
+  }
+  // Split-K deals out slices item after item: the slices of one item run on neighbouring workers.
+  if (w.kind() == tilepipe::Decomposition::kSplitK) {
+    for (int worker = 1; worker < w.workers() && worker < w.splits(); ++worker)
+      ASSERT_EQ(w.unit(worker, 0).item, w.unit(0, 0).item);
+  }
+  EXPECT_GE(total, items);
+}
+
+const int kWorkTiles[] = {1, 2, 3, 7, 12};
+const int kKTiles[] = {0, 1, 2, 5, 64, 513};
+
+}  // namespace
+
+TEST(WorkScheduler, DataParallelCoversEveryKTileOnce) {
+  for (int tm : kWorkTiles)
+    for (int tn : kWorkTiles)
+      for (int kt : kKTiles)
+        for (int g : {1, 7, 66, 132}) {
+          const Work w = Work::data_parallel(tm, tn, 2, kt, g);
+          EXPECT_EQ(w.kind(), tilepipe::Decomposition::kDataParallel);
+          EXPECT_EQ(w.slots(), 0);
+          check_units(w, tm, tn, 2);
+        }
+}
+
+TEST(WorkScheduler, SplitKCoversEveryKTileOnce) {
+  for (int tm : kWorkTiles)
+    for (int tn : kWorkTiles)
+      for (int kt : kKTiles)
+        for (int s : {1, 2, 3, 4, 16})
+          for (int g : {1, 7, 66, 132}) {
+            const Work w = Work::split_k(tm, tn, 1, kt, s, g);
+            const int expect = s < kt ? s : (kt > 0 ? kt : 1);
+            EXPECT_EQ(w.splits(), expect);
+            EXPECT_EQ(w.kind(), expect > 1 ? tilepipe::Decomposition::kSplitK
+                                           : tilepipe::Decomposition::kDataParallel);
+            EXPECT_LE(w.workers(), w.items() * w.splits());
+            check_units(w, tm, tn, 1);
+          }
+}
+
+TEST(WorkScheduler, StreamKCoversEveryKTileOnce) {
+  for (int tm : kWorkTiles)
+    for (int tn : kWorkTiles)
+      for (int kt : kKTiles)
+        for (int g : {1, 5, 66, 132})
+          for (int chunks : {0, 2})
+            check_units(Work::stream_k(tm, tn, 3, kt, g, chunks), tm, tn, 3);
+  // Few tiles, long K: 36 cluster items of 512 k-tiles on 66 workers are all shared.
+  const Work w = Work::stream_k(6, 6, 1, 512, 66);
+  EXPECT_EQ(w.kind(), tilepipe::Decomposition::kStreamK);
+  EXPECT_EQ(w.workers(), 66);
+  EXPECT_EQ(w.counters(), 36);
+  EXPECT_EQ(w.slots(), 2 * 66);
+  // Whole waves stay whole: 132 tiles on 66 workers need no slot.
+  EXPECT_EQ(Work::stream_k(12, 11, 1, 64, 66).kind(), tilepipe::Decomposition::kDataParallel);
 }

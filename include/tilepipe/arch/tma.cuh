@@ -83,6 +83,23 @@ TILEPIPE_DEVICE void named_barrier_arrive(int id, int threads) {
   asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
+//! Barrier `id` among `threads` threads, which also tells each of them whether `pred` was
+//! non-zero in any of them (`__syncthreads_or` for a named barrier).
+TILEPIPE_DEVICE bool named_barrier_or(int id, int threads, int pred) {
+  int any;
+  asm volatile(
+      "{\n"
+      "  .reg .pred p, q;\n"
+      "  setp.ne.s32 p, %1, 0;\n"
+      "  bar.red.or.pred q, %2, %3, p;\n"
+      "  selp.s32 %0, 1, 0, q;\n"
+      "}\n"
+      : "=r"(any)
+      : "r"(pred), "r"(id), "r"(threads)
+      : "memory");
+  return any != 0;
+}
+
 //! Fetches the tensor map at `map` (a kernel parameter) into the TMA unit's cache ahead of the
 //! first copy.
 TILEPIPE_DEVICE void tma_prefetch_descriptor(const void* map) {

@@ -134,7 +134,7 @@ class WarpgroupEpilogue {
   //! follow before the next `begin` or `finish`; a kernel calls it while the wgmmas of its next
   //! tile run (WarpSpecializedMainloop::consume's hook).
   TILEPIPE_DEVICE void begin(const Accumulators& acc, const Params& p, int m0, int n0, int batch) {
-    held_ = false;
+    skip();
     const EpilogueParams<ElementD, OutputOp>& o = p.out;
     if (m0 >= o.m) return;  // the whole warpgroup's rows are past M (uniform in the warpgroup)
     const ElementD* c = o.beta != 0.0f ? o.c + batch * p.batch_stride_c : nullptr;
@@ -150,6 +150,16 @@ class WarpgroupEpilogue {
       return;
     }
     run(acc, p, m0, n0, batch);
+  }
+
+  //! In place of `begin` where this warpgroup stores no tile (another block completes it): the
+  //! next `drain` has nothing to do. (The kept registers are cleared too, so that the compiler
+  //! sees them dead until the next `begin` writes them, rather than live across a whole
+  //! mainloop.)
+  TILEPIPE_DEVICE void skip() {
+    held_ = false;
+    TILEPIPE_UNROLL
+    for (auto& w : kept_) w = Word{};
   }
 
   //! `store`'s second half: stages and hands over the chunks that `begin` kept, if any.

@@ -39,9 +39,10 @@ using GemmOfPolicy = GemmMultistage<ElementAB, ElementD, LayoutA, LayoutB, Polic
 //! \tparam AnyAlignment  compile Medium's narrow kernel in, for arguments that are not 16-byte
 //!                    aligned (as GemmMultistage's `AnyAlignment`)
 //!
-//! The arguments are GemmMultistage's; `args.split_k` is ignored (the heuristic sets it), and
-//! `args.workspace` / `args.workspace_bytes` must hold `workspace_size(args)` bytes, which is 0
-//! unless the heuristic splits K. Only the Small configuration is compiled with split-K.
+//! The arguments are GemmMultistage's; `args.split_k` and `args.stream_k` are ignored (the
+//! heuristic sets them), and `args.workspace` / `args.workspace_bytes` must hold
+//! `workspace_size(args)` bytes, which is 0 unless the heuristic splits K (the Small tile on the
+//! Ampere tier) or runs stream-K (the Hopper tier's tiles).
 //!
 //! \code
 //! using Gemm = tilepipe::GemmAuto<__half, __half, tilepipe::Layout::kRowMajor,
@@ -125,8 +126,14 @@ class GemmAuto {
   }
   //! Bytes of workspace configuration `config` needs for `args`.
   static std::size_t workspace_size(const Arguments& args, const Config& config) {
-    if (config.tile != Config::Tile::kSmall) return 0;
-    return Small::workspace_size(with_split(args, config.split_k));
+    const Arguments a = with_split(args, config);
+    switch (config.tile) {
+      case Config::Tile::kSmall: return Small::workspace_size(a);
+      case Config::Tile::kLarge: return config.stream_k > 0 ? Hopper::workspace_size(a) : 0;
+      case Config::Tile::kHopper64x128: return Hopper64x128::workspace_size(a);
+      case Config::Tile::kHopper64x64: return Hopper64x64::workspace_size(a);
+      default: return 0;
+    }
   }
 
   //! Checks `args` for the configuration chosen on the current device (see GemmMultistage).
@@ -139,16 +146,18 @@ class GemmAuto {
   //! Checks `args` for configuration `config`. A Hopper-only tile the Hopper tier cannot run
   //! here is checked as what `run` then runs: the Small tile without split-K.
   static Status can_implement(const Arguments& args, const Config& config) {
-    if (config.tile != Config::Tile::kSmall && config.split_k != 1) return invalid_config(config);
-    const Arguments a = with_split(args, config.split_k);
+    if (!valid(config)) return invalid_config(config);
+    const Arguments a = with_split(args, config);
+    const Arguments whole = with_split(args, Config{config.tile, config.split_k, 0});
     switch (config.tile) {
-      case Config::Tile::kLarge: return Large::can_implement(a);
+      case Config::Tile::kLarge:
+        return Hopper::can_implement(a) ? Status::success() : Large::can_implement(whole);
       case Config::Tile::kMedium: return Medium::can_implement(a);
       case Config::Tile::kSmall: return Small::can_implement(a);
       case Config::Tile::kHopper64x128:
-        return Hopper64x128::can_implement(a) ? Status::success() : Small::can_implement(a);
+        return Hopper64x128::can_implement(a) ? Status::success() : Small::can_implement(whole);
       case Config::Tile::kHopper64x64:
-        return Hopper64x64::can_implement(a) ? Status::success() : Small::can_implement(a);
+        return Hopper64x64::can_implement(a) ? Status::success() : Small::can_implement(whole);
     }
     return invalid_config(config);
   }
@@ -166,8 +175,8 @@ class GemmAuto {
   //! Hopper tier cannot run it (another GPU, or TMA cannot address the operands), the Large tile
   //! runs on the Ampere tier, and the Hopper-only tiles run as the Small tile without split-K.
   static Status run(const Arguments& args, const Config& config, cudaStream_t stream = nullptr) {
-    if (config.tile != Config::Tile::kSmall && config.split_k != 1) return invalid_config(config);
-    const Arguments a = with_split(args, config.split_k);
+    if (!valid(config)) return invalid_config(config);
+    const Arguments a = with_split(args, config);
     switch (config.tile) {
       case Config::Tile::kLarge: return run_on_hopper<Hopper, Large>(a, stream);
       case Config::Tile::kMedium: return Medium::run(a, stream);
@@ -195,23 +204,39 @@ class GemmAuto {
     if (params) *params = p;
     return true;
   }
-  // `H` where the Hopper tier takes `args` (one tensor-map encode), else `Fallback`.
+  // `H` where the Hopper tier takes `args` (one tensor-map encode), else `Fallback`, which runs
+  // no stream-K.
   template <class H, class Fallback>
   static Status run_on_hopper(const Arguments& args, cudaStream_t stream) {
     typename H::Params p{};
     if (takes<H>(args, &p)) return H::launch(p, stream);
-    return Fallback::run(args, stream);
+    Arguments whole = args;
+    whole.stream_k = 0;
+    return Fallback::run(whole, stream);
   }
 
   static Arguments with_split(const Arguments& args, int split_k) {
     Arguments a = args;
     a.split_k = split_k;
+    a.stream_k = 0;
     return a;
+  }
+  static Arguments with_split(const Arguments& args, const Config& config) {
+    Arguments a = with_split(args, config.split_k);
+    a.stream_k = config.stream_k;
+    return a;
+  }
+  // Only the Small tile splits K; only the Hopper tier's tiles run stream-K.
+  static bool valid(const Config& c) {
+    if (c.split_k < 1 || c.stream_k < 0) return false;
+    if (c.tile != Config::Tile::kSmall && c.split_k != 1) return false;
+    return c.stream_k == 0 || c.tile == Config::Tile::kLarge || c.hopper_only();
   }
   static Status invalid_config(const Config& config) {
     return Status::error(Status::Code::kInvalidArgument,
                          "GemmAuto: configuration " + config.name() +
-                             " is not one GemmAuto runs (only the Small tile splits K)");
+                             " is not one GemmAuto runs (only the Small tile splits K, and only "
+                             "the Hopper tier's tiles run stream-K)");
   }
 };
 

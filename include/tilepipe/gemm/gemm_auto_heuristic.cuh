@@ -18,16 +18,19 @@
 //!    the factor stays within kMaxSplitK, so no slice is empty.
 //!
 //! Where the Hopper tier runs (an sm_90 GPU, a build for `90a`, arguments GemmSm90 takes), the
-//! rule chooses among GemmSm90's tiles instead (one persistent block per SM):
+//! rule chooses among GemmSm90's tiles instead (one persistent block per SM), and whether its
+//! persistent kernel runs stream-K:
 //!
 //! 1. **Large** on the Hopper tier (128 x 256 x 64, 4 stages, clusters of 2) if M > 64 and
 //!    tiles(128 x 256) >= kMinHopperLargeFraction * S;
 //! 2. **Hopper64x128** (one consumer warpgroup, 6 stages) if its tiles fill
-//!    kMinHopperWaveFraction * S;
-//! 3. the Ampere rule's **Small** tile with its split-K if M <= 32, K >= kMinSplitKOnHopper and
-//!    even 64 x 64 tiles are fewer than half the SMs: the one case where splitting K beats every
-//!    unsplit Hopper tile;
-//! 4. otherwise **Hopper64x64** (8 stages).
+//!    kMinHopperWaveFraction * S, or if M <= 64 (decode: few tiles, which stream-K spreads);
+//! 3. otherwise **Hopper64x64** (8 stages).
+//!
+//! Then **stream-K** (`stream_k = S` blocks: S workers, S / 2 clusters for Large) where the tile's
+//! waves over the workers would be less than kMinHopperWaveEfficiency full on average and every
+//! worker still gets at least kMinStreamKTilesPerWorker k-tiles: the idle part of the last wave
+//! becomes shares of the work instead, and a problem of few tiles and long K uses every SM.
 //!
 //! The rule is nearly monotone: more output tiles never get the Small tile once they had a larger
 //! one, nor a larger split factor, and a longer K never gets a smaller split factor; only the
@@ -47,10 +50,11 @@ struct GemmAutoConfig {
   //! kMedium and kSmall on the Ampere tier; kHopper64x128 and kHopper64x64 on the Hopper tier.
   enum class Tile { kLarge, kMedium, kSmall, kHopper64x128, kHopper64x64 };
   Tile tile = Tile::kLarge;
-  int split_k = 1;  //!< K slices that run (1: no split-K); only the Small tile splits
+  int split_k = 1;   //!< K slices that run (1: no split-K); only the Small tile splits
+  int stream_k = 0;  //!< the Hopper tier's tiles only: stream-K's blocks (0: none), every SM
 
   constexpr bool operator==(const GemmAutoConfig& o) const {
-    return tile == o.tile && split_k == o.split_k;
+    return tile == o.tile && split_k == o.split_k && stream_k == o.stream_k;
   }
   constexpr bool operator!=(const GemmAutoConfig& o) const { return !(*this == o); }
 
@@ -71,9 +75,10 @@ struct GemmAutoConfig {
     }
     return "?";
   }
-  //! "128x256x64/w64x64/s3" or "64x64x64/w32x32/s3,splitK=4".
+  //! "128x256x64/w64x64/s3", "64x64x64/w32x32/s3,splitK=4" or "64x128x64/s6,hopper,streamK=132".
   std::string name() const {
-    return tile_name() + (split_k > 1 ? ",splitK=" + std::to_string(split_k) : std::string());
+    return tile_name() + (split_k > 1 ? ",splitK=" + std::to_string(split_k) : std::string()) +
+           (stream_k > 0 ? ",streamK=" + std::to_string(stream_k) : std::string());
   }
 
  private:
@@ -116,9 +121,12 @@ struct GemmAutoHeuristic {
   //! On the Hopper tier, a wave of the 64 x 128 tile is this fraction of the SMs (one persistent
   //! block per SM).
   static constexpr double kMinHopperWaveFraction = 0.8;
-  //! On the Hopper tier, the shortest K for which a problem whose 64 x 64 tiles are fewer than
-  //! half the SMs splits K on the Ampere tier's Small tile instead (with M <= 32, see the rule).
-  static constexpr std::int64_t kMinSplitKOnHopper = 8192;
+  //! On the Hopper tier, stream-K where the tile's waves over the workers (SMs, or clusters of
+  //! two for Large) are on average less full than this.
+  static constexpr double kMinHopperWaveEfficiency = 0.9;
+  //! On the Hopper tier, stream-K only where every worker still gets this many k-tiles (of 64):
+  //! shorter shares pay more for the fix-up and the pipeline's start than the idle SMs cost.
+  static constexpr std::int64_t kMinStreamKTilesPerWorker = 8;
 
   //! The configuration for an `m x n x k` problem with `batch` batches on `sm_count` SMs, where
   //! the Large configuration would run on tier `large_tier`. Empty problems (no output) get the
@@ -133,14 +141,21 @@ struct GemmAutoHeuristic {
     if (large_tier == GemmTier::kHopper) {
       const double hopper_wave = kMinHopperWaveFraction * sms;
       const std::int64_t large_tiles = hopper_tiles<GemmAutoHopperLargeConfig>(m, n, batch);
-      if (m > 64 && large_tiles >= kMinHopperLargeFraction * sms)
-        return GemmAutoConfig{Tile::kLarge, 1};
-      if (hopper_tiles<GemmAutoHopper64x128Config>(m, n, batch) >= hopper_wave)
-        return GemmAutoConfig{Tile::kHopper64x128, 1};
-      const bool split_pays = m <= 32 && k >= kMinSplitKOnHopper &&
-                              hopper_tiles<GemmAutoHopper64x64Config>(m, n, batch) < 0.5 * sms;
-      if (!split_pays) return GemmAutoConfig{Tile::kHopper64x64, 1};
-      return select(m, n, k, batch, sm_count, GemmTier::kAmpere);
+      const std::int64_t k_tiles = k > 0 ? (k + 63) / 64 : 0;
+      const int sm = sm_count > 0 ? sm_count : 1;
+      if (m > 64 && large_tiles >= kMinHopperLargeFraction * sms) {
+        constexpr int kCluster = GemmAutoHopperLargeConfig::kClusterM;
+        const std::int64_t items = (m + 128 * kCluster - 1) / (128 * kCluster) * ((n + 255) / 256);
+        return GemmAutoConfig{Tile::kLarge, 1,
+                              stream_k_pays(items * batch, k_tiles, sm / kCluster) ? sm : 0};
+      }
+      const std::int64_t tiles_64x128 = hopper_tiles<GemmAutoHopper64x128Config>(m, n, batch);
+      if (tiles_64x128 >= hopper_wave || m <= 64)
+        return GemmAutoConfig{Tile::kHopper64x128, 1,
+                              stream_k_pays(tiles_64x128, k_tiles, sm) ? sm : 0};
+      const std::int64_t tiles_64x64 = hopper_tiles<GemmAutoHopper64x64Config>(m, n, batch);
+      return GemmAutoConfig{Tile::kHopper64x64, 1,
+                            stream_k_pays(tiles_64x64, k_tiles, sm) ? sm : 0};
     }
     const std::int64_t large_tiles = tiles<GemmAutoLargePolicy>(m, n, batch);
     const bool medium_fills =
@@ -170,6 +185,15 @@ struct GemmAutoHeuristic {
   }
 
  private:
+  // Whether `items` work items of `k_tiles` k-tiles each run faster as stream-K on `workers`
+  // persistent workers than whole (see the top of this file).
+  static constexpr bool stream_k_pays(std::int64_t items, std::int64_t k_tiles, int workers) {
+    if (items <= 0 || workers <= 0) return false;
+    const std::int64_t waves = (items + workers - 1) / workers;
+    const bool ragged = double(items) < kMinHopperWaveEfficiency * double(waves * workers);
+    return ragged && items * k_tiles >= kMinStreamKTilesPerWorker * workers;
+  }
+
   template <class P>
   static constexpr std::int64_t tiles(std::int64_t m, std::int64_t n, std::int64_t batch) {
     return tiles_of(m, n, batch, P::Tile::kM, P::Tile::kN);

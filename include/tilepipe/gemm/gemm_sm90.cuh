@@ -46,7 +46,15 @@ inline constexpr bool hopper_tier_supports_v =
 //! \tparam Config     a HopperTileConfig
 //!
 //! Needs an sm_90 GPU and a program compiled for `sm_90a` (`available()` says whether both hold).
-//! It refuses `split_k > 1`; GemmMultistage runs such problems on the Ampere tier.
+//!
+//! **Split-K and stream-K** are schedulers of the same persistent kernel (WorkScheduler):
+//! `split_k > 1` cuts every tile's K into up to `split_k` slices (`split_k_slices` of k-tiles of
+//! `kTileK`), `stream_k > 0` gives `stream_k / ClusterM` workers (clusters, at least one) even
+//! shares of all the MAC-iterations (whole waves of tiles stay whole). The pieces of a tile that
+//! different blocks compute meet in `workspace` (`workspace_size(args)` bytes, 16-byte aligned,
+//! overlapping no operand; arrival counters cleared by `run` before each launch), and the block
+//! that completes a tile sums them in k order: results are bit-identical from run to run.
+//! `stream_k_blocks()` is the number of blocks that fit on the device at once.
 template <class ElementAB, class ElementD, Layout LayoutA, Layout LayoutB, int Stages = 4,
           class OutputOp = Identity, class Config = DefaultHopperTileConfig<Stages>>
 class GemmSm90 {
@@ -71,7 +79,6 @@ class GemmSm90 {
   static constexpr int kStages = Stages;
   static constexpr Layout kLayoutA = LayoutA;
   static constexpr Layout kLayoutB = LayoutB;
-  static constexpr bool kSplitK = false;
   //! k per k-tile (ring slot): 64 for f16/bf16, 32 for float.
   static constexpr int kTileK = Mainloop::kTileK;
   static constexpr int kThreads = Kernel::kThreads;
@@ -80,8 +87,39 @@ class GemmSm90 {
                 "GemmSm90: this tile and stage count need more shared memory than an sm_90 block "
                 "has (227 KB); use fewer stages or a smaller tile");
 
-  //! No workspace: the Hopper tier does not split K.
-  static std::size_t workspace_size(const Arguments&) { return 0; }
+  using Scheduler = typename Kernel::Scheduler;
+
+  //! Bytes of workspace `run` needs for `a`: f32 partial tiles and arrival counters where
+  //! `split_k > 1` or `stream_k > 0` cut tiles into pieces, else 0. Needs no device (split-K's
+  //! slots and stream-K's count only the work and `a.stream_k`).
+  static std::size_t workspace_size(const Arguments& a) {
+    if (a.m <= 0 || a.n <= 0 || a.batch_count <= 0 || a.k <= 0) return 0;
+    return Kernel::workspace_bytes(scheduler(a, 1));
+  }
+
+  //! The number of blocks of this GEMM that fit on the current device at once (whole clusters):
+  //! `args.stream_k` for a stream-K grid of one wave.
+  static Status stream_k_blocks(int& blocks) {
+    int clusters = 0;
+    const Status s = resident_clusters(clusters);
+    blocks = clusters * Config::kClusterM;
+    return s;
+  }
+
+  //! How `run` cuts the work of `a` on `workers` persistent workers (clusters): data-parallel,
+  //! split-K (`split_k > 1`) or stream-K (`stream_k > 0`, whose workers `a.stream_k` sets).
+  static Scheduler scheduler(const Arguments& a, int workers) {
+    const int im = Kernel::items_m(a.m), in = Kernel::items_n(a.n);
+    const int kt = Mainloop::k_tiles(a.k);
+    if (a.stream_k > 0) {
+      const int sk = a.stream_k / Config::kClusterM;
+      return Scheduler::stream_k(im, in, a.batch_count, kt, sk > 0 ? sk : 1);
+    }
+    if (a.split_k > 1)
+      return Scheduler::split_k(im, in, a.batch_count, kt,
+                                split_k_slices(a.k, a.split_k, kTileK).count, workers);
+    return Scheduler::data_parallel(im, in, a.batch_count, kt, workers);
+  }
 
   //! Whether the current device runs this tier: an sm_90 GPU, and this program's code for it
   //! compiled for `sm_90a`. (A build for plain `90` has the Ampere tier only.)
@@ -91,23 +129,19 @@ class GemmSm90 {
   }
 
   //! The device-free checks: GemmMultistage's with 16-byte alignment (TMA's base addresses and
-  //! strides must be multiples of 16 bytes), and no split-K or stream-K. GemmMultistage runs
-  //! arguments it refuses for alignment on its Ampere tier's narrow kernel.
+  //! strides must be multiples of 16 bytes), split-K's and stream-K's, and the workspace where
+  //! they need one. GemmMultistage runs arguments it refuses for alignment on its Ampere tier's
+  //! narrow kernel.
   static Status check_arguments(const Arguments& a) {
-    Status s = detail::GemmArgumentChecks<LayoutA, LayoutB>::check(
-        a, Config::kM, Config::kN, split_k_slices(a.k, 1, kTileK), 0, false,
-        /*any_alignment=*/false);
+    using Checks = detail::GemmArgumentChecks<LayoutA, LayoutB>;
+    Status s = Checks::check_stream_k_request(a);
     if (!s) return s;
-    if (a.split_k > 1 && a.k > kTileK)
-      return Status::error(Status::Code::kInvalidArgument,
-                           "GemmSm90: split_k = " + std::to_string(a.split_k) +
-                               ": the Hopper tier does not split K (GemmMultistageSplitK does)");
-    if (a.stream_k > 0)
-      return Status::error(Status::Code::kInvalidArgument,
-                           "GemmSm90: stream_k = " + std::to_string(a.stream_k) +
-                               ": the Hopper tier has no stream-K (GemmMultistageStreamK's Ampere "
-                               "tier has)");
-    return Status::success();
+    const std::size_t workspace = workspace_size(a);
+    s = Checks::check(a, Config::kM, Config::kN, split_k_slices(a.k, a.split_k, kTileK),
+                      a.stream_k > 0 ? 0 : workspace, /*split_k_compiled=*/true,
+                      /*any_alignment=*/false);
+    if (!s) return s;
+    return Checks::check_stream_k(a, a.stream_k > 0, workspace, /*compiled=*/true);
   }
 
   //! `check_arguments`, then the device: an sm_90 GPU running `sm_90a` code.
@@ -136,10 +170,20 @@ class GemmSm90 {
   //! `check_arguments`. Fails where TMA cannot address A, B or D.
   static Status make_params(Params& p, const Arguments& a) {
     p.k = a.k;
-    p.tiles_m = (a.m + Config::kM - 1) / Config::kM;
-    p.tiles_n = (a.n + Config::kN - 1) / Config::kN;
-    p.batches = a.batch_count;
-    if (a.m == 0 || a.n == 0 || a.batch_count == 0) return Status::success();  // nothing to launch
+    if (a.m == 0 || a.n == 0 || a.batch_count == 0) {  // nothing to launch
+      p.work = Scheduler::data_parallel(0, 0, 0, 0, 1);
+      return Status::success();
+    }
+    int workers = 0;
+    Status s0 = resident_clusters(workers);
+    if (!s0) return s0;
+    p.work = scheduler(a, workers);
+    if (Kernel::workspace_bytes(p.work) > 0) {
+      // (check_arguments has checked the workspace against workspace_size(a), the same bytes.)
+      auto* base = static_cast<unsigned char*>(a.workspace);
+      p.counters = reinterpret_cast<std::uint32_t*>(base);
+      p.partials = reinterpret_cast<float*>(base + Kernel::counter_bytes(p.work));
+    }
     Status s = Epilogue::make_params(
         p.epilogue, {a.d, a.c, a.ldd, a.ldc, a.alpha, a.beta, a.layout_cd, a.m, a.n, a.output_op},
         a.batch_stride_c, a.batch_stride_d, a.batch_count);
@@ -148,21 +192,31 @@ class GemmSm90 {
                                          a.batch_stride_b, a.m, a.n, a.k, a.batch_count);
   }
 
-  //! Launches the persistent kernel for `p`: one block per SM (in clusters of
-  //! `Config::kClusterM`), or fewer where there are fewer tiles.
+  //! Launches the persistent kernel for `p`: one cluster of `Config::kClusterM` blocks per
+  //! worker of `p.work`, after clearing the arrival counters where some units are partial.
   static Status launch(const Params& p, cudaStream_t stream) {
-    const auto work = Kernel::scheduler(p.tiles_m, p.tiles_n, p.batches);
-    if (work.items() == 0) return Status::success();
+    if (p.work.items() == 0) return Status::success();
+    if (p.counters != nullptr) {
+      const cudaError_t e = cudaMemsetAsync(p.counters, 0, Kernel::counter_bytes(p.work), stream);
+      if (e != cudaSuccess) return detail::cuda_error("GemmSm90", "cudaMemsetAsync", e);
+    }
     const dim3 cluster(Config::kClusterM, 1, 1);
-    int clusters = 0;
-    Status s = KernelLauncher<Kernel>::resident_clusters(cluster, &clusters, "GemmSm90");
+    const auto blocks = static_cast<unsigned>(p.work.workers() * Config::kClusterM);
+    return KernelLauncher<Kernel>::launch(p, {dim3(blocks), cluster}, stream, "GemmSm90");
+  }
+
+ private:
+  // Clusters of this kernel that fit on the current device at once (at least one, or an error).
+  static Status resident_clusters(int& clusters) {
+    clusters = 0;
+    Status s = KernelLauncher<Kernel>::resident_clusters(dim3(Config::kClusterM, 1, 1), &clusters,
+                                                         "GemmSm90");
     if (!s) return s;
     if (clusters <= 0)
       return Status::error(Status::Code::kUnsupportedDevice,
                            "GemmSm90: no cluster of " + std::to_string(Config::kClusterM) +
                                " blocks of this kernel fits on the current device");
-    const auto blocks = static_cast<unsigned>(work.grid_size(clusters) * Config::kClusterM);
-    return KernelLauncher<Kernel>::launch(p, {dim3(blocks), cluster}, stream, "GemmSm90");
+    return Status::success();
   }
 };
 

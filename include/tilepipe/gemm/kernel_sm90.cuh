@@ -1,7 +1,8 @@
 #pragma once
 //! \file
 //! GemmKernelSm90: the Hopper tier's persistent, warp-specialized GEMM kernel. About one block
-//! per SM walks the output tiles (PersistentTileScheduler); in each block a producer warpgroup
+//! per SM walks its units of work (WorkScheduler: whole tiles, split-K slices or stream-K
+//! segments, whose partial sums WarpgroupPartials adds up); in each block a producer warpgroup
 //! feeds the ring with TMA and consumer warpgroups multiply with wgmma and store: cooperative,
 //! `TileM / 64` of them share each tile, 64 rows each; ping-pong, two of them take the block's
 //! tiles in turn, so that one stores while the other multiplies. Compiled only for `sm_90a`:
@@ -11,14 +12,17 @@
 #include <cuda_runtime.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 
 #include "../arch/cluster.cuh"
+#include "../arch/special_register.cuh"
 #include "../arch/tma.cuh"
 #include "../arch/wgmma.cuh"
 #include "../detail/macros.cuh"
 #include "../layout/tile_raster.cuh"
 #include "../layout/tile_scheduler.cuh"
+#include "../epilogue/warpgroup_partials.cuh"
 
 namespace tilepipe {
 
@@ -28,7 +32,11 @@ namespace tilepipe {
 template <class Mainloop, class Epilogue, class Raster>
 struct GemmKernelSm90 {
   using Tile = typename Mainloop::Tile;
-  using Scheduler = PersistentTileScheduler<Raster>;
+  //! The units of work: whole tiles, split-K slices or stream-K segments, chosen at run time
+  //! (`Params::work`), so one kernel runs all three.
+  using Scheduler = WorkScheduler<Raster>;
+  using Accumulators = typename Mainloop::Accumulators;
+  using Partials = WarpgroupPartials<Accumulators>;
   static constexpr int kThreads = Mainloop::kThreads;
   //! Registers per thread after `setmaxnreg`: the producer needs few, the consumers hold the
   //! accumulators and share the rest of the SM's 65536 (a multiple of 8, at most 256):
@@ -39,8 +47,8 @@ struct GemmKernelSm90 {
           ? 256
           : (65536 / 128 - kProducerRegisters) / Mainloop::kConsumers / 8 * 8;
 
-  //! Named barriers: 0 is `__syncthreads`, 1 + c consumer c's epilogue, `kOrderBarrier + c` says
-  //! that ping-pong consumer c may start its next tile's mainloop.
+  //! Named barriers: 0 is `__syncthreads`, 1 + c consumer c's epilogue and fix-up,
+  //! `kOrderBarrier + c` says that ping-pong consumer c may start its next tile's mainloop.
   static constexpr int kOrderBarrier = 1 + Mainloop::kConsumers;
 
   //! The mainloop's ring, then each consumer warpgroup's epilogue buffers.
@@ -52,25 +60,42 @@ struct GemmKernelSm90 {
   //! 128-byte swizzle's period, which TMA and wgmma both assume).
   static constexpr std::size_t kSharedBytes = sizeof(SharedStorage) + 1024;
 
+  //! Clusters of `kClusterM` blocks along M share their B tiles (TMA multicast). The scheduler's
+  //! work items are then column-adjacent groups of `kClusterM` tiles, one per block of a cluster,
+  //! and its workers are clusters.
+  static constexpr int kClusterM = Mainloop::kClusterM;
+  //! Warpgroup tiles of one work item, each with its own workspace slot and counter per piece.
+  static constexpr int kSubTiles = kClusterM * Tile::kConsumersPerTile;
+
   struct Params {
     typename Mainloop::Params load;      //!< the tensor maps of A and B
     typename Epilogue::Params epilogue;  //!< D's tensor map, C, alpha, beta, the output operator
     int k;
-    int tiles_m, tiles_n, batches;
+    Scheduler work;                     //!< the work items, their k-tiles and how they are cut
+    float* partials = nullptr;          //!< `work.slots()` slots (partial units only)
+    std::uint32_t* counters = nullptr;  //!< `work.counters()` per sub-tile, zero at launch
   };
 
   //! Its `__global__` function (gemm_kernel_sm90), for KernelLauncher.
   using Entry = void (*)(const Params);
   static Entry entry();
 
-  //! Clusters of `kClusterM` blocks along M share their B tiles (TMA multicast). The scheduler's
-  //! work items are then column-adjacent groups of `kClusterM` tiles, one per block of a cluster.
-  static constexpr int kClusterM = Mainloop::kClusterM;
+  //! Work items (tiles, or groups of `kClusterM` tiles in one column) along M and N.
+  TILEPIPE_HOST_DEVICE static constexpr int items_m(int m) {
+    return ((m + Tile::kM - 1) / Tile::kM + kClusterM - 1) / kClusterM;
+  }
+  TILEPIPE_HOST_DEVICE static constexpr int items_n(int n) { return (n + Tile::kN - 1) / Tile::kN; }
 
-  //! Work items (tiles, or groups of `kClusterM` tiles in one column) for `tiles_m` x `tiles_n`
-  //! tiles and `batches` batches.
-  TILEPIPE_HOST_DEVICE static constexpr Scheduler scheduler(int tiles_m, int tiles_n, int batches) {
-    return Scheduler((tiles_m + kClusterM - 1) / kClusterM, tiles_n, batches);
+  //! Bytes of the counters at the workspace's start (rounded up to 256, where the slots begin).
+  static constexpr std::size_t counter_bytes(const Scheduler& w) {
+    return (static_cast<std::size_t>(w.counters()) * kSubTiles * sizeof(std::uint32_t) + 255) /
+           256 * 256;
+  }
+  //! Bytes of workspace the units of `w` need: 0 unless some are partial.
+  static constexpr std::size_t workspace_bytes(const Scheduler& w) {
+    if (w.slots() == 0) return 0;
+    return counter_bytes(w) +
+           static_cast<std::size_t>(w.slots()) * kSubTiles * Partials::kSlotFloats * sizeof(float);
   }
 
   TILEPIPE_DEVICE void operator()(const Params& p, SharedStorage& storage) const {
@@ -81,12 +106,12 @@ struct GemmKernelSm90 {
     if constexpr (kClusterM > 1) arch::cluster_sync();  // the peers' barriers are ready too
     else __syncthreads();
 
-    const Scheduler work = scheduler(p.tiles_m, p.tiles_n, p.batches);
-    const int k_tiles = Mainloop::k_tiles(p.k);
+    const Scheduler& work = p.work;
     const int warpgroup = threadIdx.x / 128;
-    // A cluster is kClusterM consecutive blocks; its rank picks the tile of each work item.
+    // A cluster is kClusterM consecutive blocks, one worker; its rank picks the tile of each item.
     const int rank = static_cast<int>(blockIdx.x % kClusterM);
-    const long long first = blockIdx.x / kClusterM, step = gridDim.x / kClusterM;
+    const int worker = static_cast<int>(blockIdx.x / kClusterM);
+    const int units = work.units(worker);
     Mainloop mainloop(storage.mainloop);
     typename Mainloop::State state;  // each role walks the ring from slot 0, phase 0
 
@@ -94,10 +119,10 @@ struct GemmKernelSm90 {
     if (warpgroup == 0) {
       arch::setmaxnreg_dec<kProducerRegisters>();
       if (threadIdx.x == 0) {
-        for (long long item = first; item < work.items(); item += step) {
-          const WorkTile t = work.tile_of(item);
-          mainloop.produce(p.load, state, (t.m * kClusterM + rank) * Tile::kM, t.n * Tile::kN,
-                           t.batch, k_tiles);
+        for (int j = 0; j < units; ++j) {
+          const WorkUnit u = work.unit(worker, j);
+          mainloop.produce(p.load, state, m0_of(u, rank), u.tile.n * Tile::kN, u.tile.batch,
+                           u.k_begin, u.k_end);
         }
         mainloop.produce_tail(state);
       }
@@ -106,40 +131,82 @@ struct GemmKernelSm90 {
       const int consumer = warpgroup - 1;
       // Named barrier 1 + consumer: each consumer warpgroup's own (0 is __syncthreads).
       Epilogue epilogue(storage.epilogue[consumer], 1 + consumer, threadIdx.x % 128);
-      typename Mainloop::Accumulators acc;
+      Accumulators acc;
       if constexpr (Tile::kPingPong) {
-        // Consumer c takes the block's items c, c + 2, ... The ring holds every item's k-tiles
+        // Consumer c takes the block's units c, c + 2, ... The ring holds every unit's k-tiles
         // in order, so each consumer steps over the other's. A consumer starts waiting on its
-        // tile's slots only once the other has finished the previous tile's mainloop: a parity
+        // unit's slots only once the other has finished the previous unit's mainloop: a parity
         // wait tells only adjacent phases apart, so no consumer may run a lap ahead of the
         // copies (test_pipeline_state.cpp models it). That order also keeps one consumer's
         // wgmmas at a time on the tensor cores, while the other stores.
         const int other = 1 - consumer;
-        if (consumer == 1) state.advance(k_tiles);
-        for (long long item = first + consumer * step; item < work.items(); item += 2 * step) {
-          const WorkTile t = work.tile_of(item);
-          if (item != first) arch::named_barrier_sync(kOrderBarrier + consumer, 256);
-          mainloop.consume(acc, state, 0, k_tiles);
-          if (item + step < work.items()) arch::named_barrier_arrive(kOrderBarrier + other, 256);
-          state.advance(k_tiles);  // the other's next tile
-          epilogue.store(acc, p.epilogue, (t.m * kClusterM + rank) * Tile::kM, t.n * Tile::kN,
-                         t.batch);
+        for (int j = 0; j < units; ++j) {
+          const WorkUnit u = work.unit(worker, j);
+          if (j % 2 != consumer) {
+            state.advance(u.k_end - u.k_begin);  // the other's unit
+            continue;
+          }
+          if (j != 0) arch::named_barrier_sync(kOrderBarrier + consumer, 256);
+          mainloop.consume(acc, state, 0, u.k_end - u.k_begin);
+          if (j + 1 < units) arch::named_barrier_arrive(kOrderBarrier + other, 256);
+          if (completes(p, acc, j, rank * Tile::kConsumersPerTile, 1 + consumer))
+            epilogue.store(acc, p.epilogue, m0_of(u, rank), u.tile.n * Tile::kN, u.tile.batch);
         }
       } else {
-        for (long long item = first; item < work.items(); item += step) {
-          const WorkTile t = work.tile_of(item);
+        for (int j = 0; j < units; ++j) {
           // The previous tile's last chunks go to shared memory while this tile's first wgmmas
           // run: the tensor cores wait only for the first chunks.
-          mainloop.consume(acc, state, consumer, k_tiles, [&] { epilogue.drain(p.epilogue); });
+          mainloop.consume(acc, state, consumer, k_tiles_of(work.unit(worker, j)),
+                           [&] { epilogue.drain(p.epilogue); });
           // A block of a cluster whose tile lies past M still loads and multiplies (its peers
           // need its part of B); the epilogue writes nothing there.
-          epilogue.begin(acc, p.epilogue, (t.m * kClusterM + rank) * Tile::kM + 64 * consumer,
-                         t.n * Tile::kN, t.batch);
+          if (completes(p, acc, j, rank * Tile::kConsumersPerTile + consumer, 1 + consumer)) {
+            const WorkUnit u = unit_anew(work, j);
+            epilogue.begin(acc, p.epilogue, m0_of(u, rank) + 64 * consumer, u.tile.n * Tile::kN,
+                           u.tile.batch);
+          } else {
+            epilogue.skip();
+          }
         }
         epilogue.drain(p.epilogue);
       }
       epilogue.finish();
     }
+  }
+
+ private:
+  TILEPIPE_DEVICE static int k_tiles_of(const WorkUnit& u) { return u.k_end - u.k_begin; }
+
+  // The first row of the tile of unit `u` that the block of rank `rank` computes.
+  TILEPIPE_DEVICE static int m0_of(const WorkUnit& u, int rank) {
+    return (u.tile.m * kClusterM + rank) * Tile::kM;
+  }
+
+  // Unit `j` of this block's worker, from a block index the compiler cannot reuse: a unit kept
+  // through the mainloop and the fix-up beside the accumulators and the epilogue's registers
+  // made ptxas spill; worked out again where it is needed, it costs a few integer operations.
+  TILEPIPE_DEVICE static WorkUnit unit_anew(const Scheduler& work, int j) {
+    return work.unit(static_cast<int>(arch::opaque_block_index() / kClusterM), j);
+  }
+
+  // Whether the consumer warpgroup of sub-tile `sub` stores its tile after unit `j`: always for
+  // a whole tile; for a piece, only in the warpgroup that completes the tile, with `acc` then
+  // the sum of its pieces (WarpgroupPartials).
+  TILEPIPE_DEVICE static bool completes(const Params& p, Accumulators& acc, int j, int sub,
+                                        int barrier) {
+    const WorkUnit u = unit_anew(p.work, j);
+    if (u.pieces == 1) return true;
+    const int thread = threadIdx.x % 128;
+    const auto slot = [&](long long s) {
+      return p.partials + (s * kSubTiles + sub) * Partials::kSlotFloats;
+    };
+    std::uint32_t* counter = p.counters + p.work.counter_of(u.item) * kSubTiles + sub;
+    if (!Partials::arrive(acc, slot(u.slot), counter, u.pieces, barrier, thread)) return false;
+    const long long first_slot = u.first_slot;
+    Partials::sum(
+        acc, u.pieces, [&](int piece) { return slot(p.work.piece_slot(first_slot, piece)); },
+        thread);
+    return true;
   }
 };
 

@@ -78,7 +78,14 @@ class WarpSpecializedMainloop {
   //! each slot as soon as the consumers have released it.
   TILEPIPE_DEVICE void produce(const Params& p, State& state, int m0, int n0, int batch,
                                int k_tiles) {
-    for (int kt = 0; kt < k_tiles; ++kt) {
+    produce(p, state, m0, n0, batch, 0, k_tiles);
+  }
+
+  //! The same for k-tiles `[k_tile_begin, k_tile_end)` only (a split-K slice, a stream-K
+  //! segment): the consumers then consume `k_tile_end - k_tile_begin` k-tiles.
+  TILEPIPE_DEVICE void produce(const Params& p, State& state, int m0, int n0, int batch,
+                               int k_tile_begin, int k_tile_end) {
+    for (int kt = k_tile_begin; kt < k_tile_end; ++kt) {
       ring_.producer_acquire(state);
       std::uint64_t* full = ring_.producer_arm(state, Loader::kBytesPerStage);
       // (Recorded before the copies, so that no consumer's wait can be recorded before it.)

@@ -1,0 +1,79 @@
+#pragma once
+//! \file
+//! WarpgroupPartials: the fix-up of a tile whose K is cut into pieces (split-K slices, stream-K
+//! segments) that different blocks compute, for one warpgroup's wgmma accumulators.
+//!
+//! Each piece's warpgroup stores its f32 accumulators into a workspace slot of its own (thread
+//! after thread as float4s, so every store is coalesced and the same thread reads the value
+//! back), and counts itself in on the tile's counter (a device-scope release). The warpgroup whose
+//! arrival completes the count (an acquire) sums every piece's slot in piece order, its own
+//! included, and runs the ordinary epilogue: the additions are the same whichever piece arrives
+//! last, so the result is bit-identical from run to run. No warpgroup ever waits for another
+//! block, so nothing assumes that the grid's blocks are resident together. The counters must be
+//! zero at launch (GemmSm90 clears them before each launch).
+
+#include <cuda/atomic>
+
+#include <cstdint>
+
+#include "../arch/tma.cuh"
+#include "../detail/macros.cuh"
+
+namespace tilepipe {
+
+//! \tparam Accumulators  a `WarpgroupMma::Accumulators` (`kRegisters` floats per thread)
+template <class Accumulators>
+struct WarpgroupPartials {
+  static constexpr int kRegisters = Accumulators::kRegisters;
+  static_assert(kRegisters % 4 == 0,
+                "WarpgroupPartials: a thread's accumulators must be whole float4s (N % 8 == 0)");
+  //! Floats of one warpgroup's slot: its 64 x N tile.
+  static constexpr int kSlotFloats = kRegisters * 128;
+
+  //! Stores `acc` into `slot` (kSlotFloats floats, 16-byte aligned) and counts the warpgroup in
+  //! on `counter`. Returns true in the warpgroup whose arrival is the `pieces`-th, which then
+  //! calls `sum`; the others are done with the tile. `barrier` is a named barrier of the
+  //! warpgroup alone, `thread` its thread's index in it. The whole warpgroup calls it.
+  TILEPIPE_DEVICE static bool arrive(const Accumulators& acc, float* slot, std::uint32_t* counter,
+                                     int pieces, int barrier, int thread) {
+    float4* mine = reinterpret_cast<float4*>(slot) + thread;
+    TILEPIPE_UNROLL
+    for (int q = 0; q < kRegisters / 4; ++q)
+      __stcg(mine + q * 128,
+             make_float4(acc.x[4 * q], acc.x[4 * q + 1], acc.x[4 * q + 2], acc.x[4 * q + 3]));
+    // The barrier orders every thread's stores before thread 0's count (a release at device
+    // scope, cumulative over what the barrier ordered before it); in the warpgroup that completes
+    // the count, the barrier that shares the outcome orders the acquire before every load.
+    arch::named_barrier_sync(barrier, 128);
+    int last = 0;
+    if (thread == 0) {
+      cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device> count(*counter);
+      last = count.fetch_add(1u, cuda::memory_order_acq_rel) + 1u ==
+             static_cast<std::uint32_t>(pieces);
+    }
+    return arch::named_barrier_or(barrier, 128, last);
+  }
+
+  //! `acc = ((slot_of(0) + slot_of(1)) + slot_of(2)) + ...` over `pieces` slots, in that order
+  //! (after `arrive` returned true). The loads bypass L1 (`__ldcg`): the other blocks wrote
+  //! through L2.
+  template <class SlotOf>
+  TILEPIPE_DEVICE static void sum(Accumulators& acc, int pieces, SlotOf&& slot_of, int thread) {
+    for (int s = 0; s < pieces; ++s) {
+      const float4* src = reinterpret_cast<const float4*>(slot_of(s)) + thread;
+      TILEPIPE_UNROLL
+      for (int q = 0; q < kRegisters / 4; ++q) {
+        const float4 v = __ldcg(src + q * 128);
+        const float x[4] = {v.x, v.y, v.z, v.w};
+        TILEPIPE_UNROLL
+        for (int j = 0; j < 4; ++j) acc.x[4 * q + j] = s == 0 ? x[j] : acc.x[4 * q + j] + x[j];
+        // At most 16 float4s in flight: ptxas would otherwise load a whole slot at once, as many
+        // registers as the accumulators, and spill. (It moves no load across __syncwarp; fewer
+        // in flight spilled too, in the 128 x 256 tile beside the epilogue's registers.)
+        if (q % 16 == 15) __syncwarp();
+      }
+    }
+  }
+};
+
+}  // namespace tilepipe
