@@ -72,9 +72,10 @@ TEST(GemmAuto, ExactSmallIntegers) {
     run_case<AutoNT, __nv_bfloat16, float>(gc, Reference::kExactCpu, seed++);
 }
 
-// What run() does on this device: the benchmark's skinny shapes take the Hopper tier's small
-// tiles on an sm_90 GPU and split K on the Ampere tier elsewhere, but for a long K (both tiers
-// split it); large ones take the Large tile (the rule itself is host-tested in
+// What run() does on this device: the benchmark's skinny shapes take the Hopper tier's 64 x 128
+// tile with stream-K over every SM on an sm_90 GPU, and split K on the Ampere tier elsewhere;
+// either needs a workspace, and one that is missing or too small is refused, naming what is
+// needed; large ones take the Large tile (the rule itself is host-tested in
 // test/host/test_gemm_heuristic.cu).
 TEST(GemmAuto, ChoicesOnThisDevice) {
   // By the GPU and the build (not the library's own answer), so that a Hopper tier that should
@@ -86,37 +87,41 @@ TEST(GemmAuto, ChoicesOnThisDevice) {
   ASSERT_TRUE(A.ok() && B.ok() && D.ok());
   a.m = 16;
   a.n = 4096;
-  a.k = 4096;
+  a.k = 14336;
   a.a = A.get();
-  a.lda = 4096;
+  a.lda = 14336;
   a.b = B.get();
-  a.ldb = 4096;
+  a.ldb = 14336;
   a.d = D.get();
   a.ldd = 4096;
   const GemmAutoConfig skinny = AutoTN::select(a, device_sms());
   if (hopper) {
-    EXPECT_EQ(skinny.tile, GemmAutoConfig::Tile::kHopper64x64) << skinny.name();
-    EXPECT_EQ(AutoTN::workspace_size(a), 0u);
+    EXPECT_EQ(skinny.tile, GemmAutoConfig::Tile::kHopper64x128) << skinny.name();
+    EXPECT_EQ(skinny.stream_k, device_sms()) << skinny.name();
+    EXPECT_EQ(AutoTN::workspace_size(a), AutoTN::Hopper64x128::workspace_size([&] {
+                auto h = a;
+                h.stream_k = device_sms();
+                return h;
+              }()));
     EXPECT_EQ(AutoTN::tier(a), tilepipe::GemmTier::kHopper);
   } else {
     EXPECT_EQ(skinny.tile, GemmAutoConfig::Tile::kSmall);
     EXPECT_GT(skinny.split_k, 1) << skinny.name();
+    EXPECT_EQ(AutoTN::workspace_size(a), std::size_t(skinny.split_k) * 16 * 4096 * 4);
     EXPECT_EQ(AutoTN::tier(a), tilepipe::GemmTier::kAmpere);
   }
-  // A long K splits on either tier, and a workspace that is too small is refused, naming what is
-  // needed.
-  a.k = 14336;
-  a.lda = 14336;
-  a.ldb = 14336;
-  const GemmAutoConfig split = AutoTN::select(a, device_sms());
-  EXPECT_EQ(split.tile, GemmAutoConfig::Tile::kSmall);
-  EXPECT_GT(split.split_k, 1) << split.name();
-  EXPECT_EQ(AutoTN::workspace_size(a), std::size_t(split.split_k) * 16 * 4096 * 4);
-  EXPECT_EQ(AutoTN::tier(a), tilepipe::GemmTier::kAmpere);
-  const tilepipe::Status s = AutoTN::run(a);
-  EXPECT_EQ(s.code(), tilepipe::Status::Code::kInvalidArgument);
-  EXPECT_NE(s.message().find(std::to_string(AutoTN::workspace_size(a))), std::string::npos)
-      << s.message();
+  EXPECT_GT(AutoTN::workspace_size(a), 0u);
+  for (std::size_t bytes : {std::size_t(0), AutoTN::workspace_size(a) - 16}) {
+    tptest::DeviceBuffer<unsigned char> ws(bytes > 0 ? bytes : 1);
+    a.workspace = bytes > 0 ? ws.get() : nullptr;
+    a.workspace_bytes = bytes;
+    const tilepipe::Status s = AutoTN::run(a);
+    EXPECT_EQ(s.code(), tilepipe::Status::Code::kInvalidArgument) << bytes;
+    EXPECT_NE(s.message().find(std::to_string(AutoTN::workspace_size(a))), std::string::npos)
+        << s.message();
+  }
+  a.workspace = nullptr;
+  a.workspace_bytes = 0;
   // A large problem takes the Large tile, on the Hopper tier where the device runs it.
   constexpr std::size_t kLarge = 8192;
   tptest::DeviceBuffer<__half> A2(kLarge * kLarge), B2(kLarge * kLarge), D2(kLarge * kLarge);

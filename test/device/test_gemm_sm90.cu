@@ -268,14 +268,15 @@ using SplitPingPong = tilepipe::GemmSm90<
     tilepipe::HopperTileConfig<64, 256, 4, 2, tilepipe::HopperSchedule::kPingPong>>;
 
 // K over many k-tiles with residues, few and many tiles, batches, beta != 0, column-major D.
+// (Sized for the CPU reference: about 2 x 10^9 multiply-adds in all.)
 const GemmCase kSplitShapes[] = {
     {1, 1, 1},
     {127, 257, 1031, Layout::kRowMajor, 1.0f, 1.0f},
     {65, 255, 63, Layout::kColumnMajor, 0.5f, -1.0f},  // one k-tile: nothing to split
-    {300, 200, 4000, Layout::kRowMajor, 1.0f, 0.0f, /*batch=*/3},
-    {1000, 3000, 700, Layout::kRowMajor, 1.0f, 0.0f},
-    {129, 1100, 2029, Layout::kColumnMajor, 1.0f, 2.0f},
-    {16, 4096, 4096, Layout::kRowMajor, 1.0f, 0.0f},  // decode-like: few tiles, long K
+    {100, 200, 1500, Layout::kRowMajor, 1.0f, 0.0f, /*batch=*/3},
+    {600, 1100, 130, Layout::kRowMajor, 1.0f, 0.0f},  // many tiles, three k-tiles
+    {129, 300, 2029, Layout::kColumnMajor, 1.0f, 2.0f},
+    {16, 1024, 4096, Layout::kRowMajor, 1.0f, 0.0f},  // decode-like: few tiles, long K
 };
 
 template <class Gemm, class AB, class D>
@@ -304,6 +305,14 @@ TEST(GemmSm90, SplitKAndStreamK) {
   run_split_cases<SplitDefault, __half, __half>(300);
   run_split_cases<SplitSmall, __nv_bfloat16, float>(400);
   run_split_cases<SplitPingPong, __half, float>(500);
+  // Few large tiles and a long K against cuBLAS.
+  for (int split : {1, 4})
+    for (int sk : {0, 132}) {
+      GemmCase gc{1536, 1536, 16384};
+      gc.split_k = split;
+      gc.stream_k = split > 1 ? 0 : sk;
+      tptest::run_gemm_case<SplitDefault, __half, __half>(gc, Reference::kCublas, 600);
+    }
 }
 
 // The pieces of a tile are summed in k order whichever block finishes last: two runs give the

@@ -148,16 +148,12 @@ class GemmAuto {
   static Status can_implement(const Arguments& args, const Config& config) {
     if (!valid(config)) return invalid_config(config);
     const Arguments a = with_split(args, config);
-    const Arguments whole = with_split(args, Config{config.tile, config.split_k, 0});
     switch (config.tile) {
-      case Config::Tile::kLarge:
-        return Hopper::can_implement(a) ? Status::success() : Large::can_implement(whole);
+      case Config::Tile::kLarge: return can_implement_hopper<Hopper, Large>(a);
       case Config::Tile::kMedium: return Medium::can_implement(a);
       case Config::Tile::kSmall: return Small::can_implement(a);
-      case Config::Tile::kHopper64x128:
-        return Hopper64x128::can_implement(a) ? Status::success() : Small::can_implement(whole);
-      case Config::Tile::kHopper64x64:
-        return Hopper64x64::can_implement(a) ? Status::success() : Small::can_implement(whole);
+      case Config::Tile::kHopper64x128: return can_implement_hopper<Hopper64x128, Small>(a);
+      case Config::Tile::kHopper64x64: return can_implement_hopper<Hopper64x64, Small>(a);
     }
     return invalid_config(config);
   }
@@ -204,15 +200,33 @@ class GemmAuto {
     if (params) *params = p;
     return true;
   }
+  // The checks of what `run_on_hopper<H, Fallback>(args)` runs.
+  template <class H, class Fallback>
+  static Status can_implement_hopper(const Arguments& args) {
+    if (H::can_implement(args)) return Status::success();
+    const Status s = hopper_workspace_error<H>(args);
+    return s ? Fallback::can_implement(without_stream_k(args)) : s;
+  }
   // `H` where the Hopper tier takes `args` (one tensor-map encode), else `Fallback`, which runs
-  // no stream-K.
+  // no stream-K. Where the Hopper tier would take the arguments but for stream-K's workspace,
+  // the workspace's error: a slower kernel would hide the caller's mistake.
   template <class H, class Fallback>
   static Status run_on_hopper(const Arguments& args, cudaStream_t stream) {
     typename H::Params p{};
     if (takes<H>(args, &p)) return H::launch(p, stream);
-    Arguments whole = args;
-    whole.stream_k = 0;
-    return Fallback::run(whole, stream);
+    const Status s = hopper_workspace_error<H>(args);
+    return s ? Fallback::run(without_stream_k(args), stream) : s;
+  }
+  // `H::can_implement(args)`'s error where only stream-K's workspace keeps `H` from `args`.
+  template <class H>
+  static Status hopper_workspace_error(const Arguments& args) {
+    if (args.stream_k == 0 || !takes<H>(without_stream_k(args))) return Status::success();
+    return H::can_implement(args);
+  }
+  static Arguments without_stream_k(const Arguments& args) {
+    Arguments a = args;
+    a.stream_k = 0;
+    return a;
   }
 
   static Arguments with_split(const Arguments& args, int split_k) {
