@@ -130,14 +130,12 @@ TEST(GemmAutoHeuristic, HopperLargeKeepsShortLastWaves) {
   EXPECT_EQ(select(1024, 14336, 4096), (GemmAutoConfig{Tile::kMedium, 1}));
   EXPECT_EQ(GemmAutoHeuristic::select(1024, 14336, 4096, 1, kH200Sms, GemmTier::kHopper),
             (GemmAutoConfig{Tile::kLarge, 1, kH200Sms}));
-  // Full waves stay data-parallel: 4096^3 is 256 items on 66 clusters (0.97 of 4 waves).
-  EXPECT_EQ(GemmAutoHeuristic::select(4096, 4096, 4096, 1, kH200Sms, GemmTier::kHopper),
-            (GemmAutoConfig{Tile::kLarge, 1, 0}));
 }
 
 // On the Hopper tier (an H100's or H200's 132 SMs), the benchmark's shapes too small for a wave
-// of 128 x 256 tiles take the Hopper tier's 64 x 128 or 64 x 64 tiles, M <= 64 always 64 x 128;
-// any of them with stream-K over the 132 SMs where its waves are ragged and K is long enough.
+// of 128 x 256 tiles, or with M <= 128, take the Hopper tier's 64 x 128 tile (M <= 64 always) or
+// 64 x 64 tile, with split-K while the slices fit one wave; ragged waves of the Large tile run
+// stream-K where a wave stays whole or K is long.
 TEST(GemmAutoHeuristic, HopperTilesForSmallProblems) {
   struct Case {
     int m, n, k;
@@ -145,21 +143,25 @@ TEST(GemmAutoHeuristic, HopperTilesForSmallProblems) {
   };
   constexpr int kSk = kH200Sms;  // stream-K over every SM
   const Case cases[] = {
-      {16, 4096, 4096, {Tile::kHopper64x128, 1, kSk}},    // 32 tiles of 64 x 128
-      {16, 14336, 4096, {Tile::kHopper64x128, 1, kSk}},   // 112 tiles: 0.85 of the SMs
-      {16, 4096, 14336, {Tile::kHopper64x128, 1, kSk}},   // 32 tiles, long K
-      {64, 4096, 14336, {Tile::kHopper64x128, 1, kSk}},   // M <= 64: 64 x 128
-      {128, 4096, 4096, {Tile::kHopper64x64, 1, 0}},      // 128 tiles of 64 x 64: 0.97 full
-      {128, 14336, 4096, {Tile::kHopper64x128, 1, kSk}},  // 224 of 64 x 128: 0.85 of 2 waves
-      {256, 4096, 4096, {Tile::kHopper64x128, 1, 0}},     // 32 Large tiles, 128 of 64 x 128
-      {256, 14336, 4096, {Tile::kLarge, 1, kSk}},         // 112 Large tiles, 56 cluster items
-      {1000, 3000, 4104, {Tile::kLarge, 1, kSk}},         // 96 Large tiles, 48 items on 66
-      {1536, 1536, 32768, {Tile::kLarge, 1, kSk}},        // 72 Large tiles, 36 items, long K
-      {64, 57344, 4096, {Tile::kHopper64x128, 1, kSk}},   // M <= 64 never takes the Large tile
-      {1024, 1024, 1024, {Tile::kHopper64x128, 1, 0}},
-      {512, 512, 512, {Tile::kHopper64x64, 1, 0}},  // 64 tiles of 8 k-tiles: too little to share
+      {1, 8192, 8192, {Tile::kHopper64x128, 2}},     // 64 tiles: 2 slices fill a wave
+      {16, 4096, 4096, {Tile::kHopper64x128, 4}},    // 32 tiles of 64 x 128: 4 slices
+      {16, 14336, 4096, {Tile::kHopper64x128, 1}},   // 112 tiles: 0.85 of the SMs
+      {16, 4096, 14336, {Tile::kHopper64x128, 4}},   // 32 tiles, long K
+      {64, 4096, 14336, {Tile::kHopper64x128, 4}},   // M <= 64: 64 x 128
+      {128, 4096, 4096, {Tile::kHopper64x64, 1}},    // 128 tiles of 64 x 64: a wave
+      {128, 14336, 4096, {Tile::kHopper64x128, 1}},  // M = 128: no Large (its cluster's 2nd tile)
+      {128, 28672, 4096, {Tile::kHopper64x128, 1}},
+      {256, 4096, 4096, {Tile::kHopper64x128, 1}},  // 32 Large tiles, 128 of 64 x 128
+      {256, 14336, 4096, {Tile::kLarge, 1, 0}},     // 56 cluster items on 66: short K, whole
+      {1000, 3000, 4104, {Tile::kLarge, 1, 0}},     // 48 items on 66, short K: whole
+      {1536, 1536, 32768, {Tile::kLarge, 1, kSk}},  // 36 items on 66, 512 k-tiles: stream-K
+      {1024, 14336, 4096, {Tile::kLarge, 1, kSk}},  // 224 items: 3.4 waves, stream-K
+      {64, 57344, 4096, {Tile::kHopper64x128, 1}},  // M <= 64 never takes the Large tile
+      {1024, 1024, 1024, {Tile::kHopper64x128, 1}},
+      {512, 512, 512, {Tile::kHopper64x64, 1}},  // 64 tiles of 8 k-tiles: too short to split
       {2048, 2048, 2048, {Tile::kLarge, 1, 0}},
       {1024, 4096, 4096, {Tile::kLarge, 1, 0}},
+      {4096, 4096, 4096, {Tile::kLarge, 1, 0}},  // 256 items on 66: 0.97 of 4 waves
       {8192, 8192, 8192, {Tile::kLarge, 1, 0}},
   };
   for (const Case& c : cases) {

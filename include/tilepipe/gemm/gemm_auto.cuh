@@ -9,6 +9,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -130,8 +131,11 @@ class GemmAuto {
     switch (config.tile) {
       case Config::Tile::kSmall: return Small::workspace_size(a);
       case Config::Tile::kLarge: return config.stream_k > 0 ? Hopper::workspace_size(a) : 0;
-      case Config::Tile::kHopper64x128: return Hopper64x128::workspace_size(a);
-      case Config::Tile::kHopper64x64: return Hopper64x64::workspace_size(a);
+      // Where the Hopper tier cannot run them, these run as the Small tile with the same split.
+      case Config::Tile::kHopper64x128:
+        return std::max(Hopper64x128::workspace_size(a), Small::workspace_size(a));
+      case Config::Tile::kHopper64x64:
+        return std::max(Hopper64x64::workspace_size(a), Small::workspace_size(a));
       default: return 0;
     }
   }
@@ -207,8 +211,8 @@ class GemmAuto {
     const Status s = hopper_workspace_error<H>(args);
     return s ? Fallback::can_implement(without_stream_k(args)) : s;
   }
-  // `H` where the Hopper tier takes `args` (one tensor-map encode), else `Fallback`, which runs
-  // no stream-K. Where the Hopper tier would take the arguments but for stream-K's workspace,
+  // `H` where the Hopper tier takes `args` (one tensor-map encode), else `Fallback` with the same
+  // split and no stream-K. Where the Hopper tier would take the arguments but for the workspace,
   // the workspace's error: a slower kernel would hide the caller's mistake.
   template <class H, class Fallback>
   static Status run_on_hopper(const Arguments& args, cudaStream_t stream) {
@@ -217,10 +221,12 @@ class GemmAuto {
     const Status s = hopper_workspace_error<H>(args);
     return s ? Fallback::run(without_stream_k(args), stream) : s;
   }
-  // `H::can_implement(args)`'s error where only stream-K's workspace keeps `H` from `args`.
+  // `H::can_implement(args)`'s error where only split-K's or stream-K's workspace keeps `H` from
+  // `args`.
   template <class H>
   static Status hopper_workspace_error(const Arguments& args) {
-    if (args.stream_k == 0 || !takes<H>(without_stream_k(args))) return Status::success();
+    if ((args.stream_k == 0 && args.split_k <= 1) || !takes<H>(with_split(args, 1)))
+      return Status::success();
     return H::can_implement(args);
   }
   static Arguments without_stream_k(const Arguments& args) {
@@ -240,17 +246,18 @@ class GemmAuto {
     a.stream_k = config.stream_k;
     return a;
   }
-  // Only the Small tile splits K; only the Hopper tier's tiles run stream-K.
+  // The Small tile and the Hopper tier's 64-row tiles split K; the Hopper tier's tiles run
+  // stream-K; no tile both.
   static bool valid(const Config& c) {
-    if (c.split_k < 1 || c.stream_k < 0) return false;
-    if (c.tile != Config::Tile::kSmall && c.split_k != 1) return false;
+    if (c.split_k < 1 || c.stream_k < 0 || (c.split_k > 1 && c.stream_k > 0)) return false;
+    if (c.split_k > 1 && c.tile != Config::Tile::kSmall && !c.hopper_only()) return false;
     return c.stream_k == 0 || c.tile == Config::Tile::kLarge || c.hopper_only();
   }
   static Status invalid_config(const Config& config) {
     return Status::error(Status::Code::kInvalidArgument,
                          "GemmAuto: configuration " + config.name() +
-                             " is not one GemmAuto runs (only the Small tile splits K, and only "
-                             "the Hopper tier's tiles run stream-K)");
+                             " is not one GemmAuto runs (the Small tile and the Hopper tier's "
+                             "64-row tiles split K, the Hopper tier's tiles run stream-K)");
   }
 };
 

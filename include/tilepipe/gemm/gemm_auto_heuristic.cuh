@@ -18,19 +18,21 @@
 //!    the factor stays within kMaxSplitK, so no slice is empty.
 //!
 //! Where the Hopper tier runs (an sm_90 GPU, a build for `90a`, arguments GemmSm90 takes), the
-//! rule chooses among GemmSm90's tiles instead (one persistent block per SM), and whether its
-//! persistent kernel runs stream-K:
+//! rule chooses among GemmSm90's tiles instead (one persistent block per SM), and how its
+//! persistent kernel cuts the work (WorkScheduler):
 //!
-//! 1. **Large** on the Hopper tier (128 x 256 x 64, 4 stages, clusters of 2) if M > 64 and
-//!    tiles(128 x 256) >= kMinHopperLargeFraction * S;
-//! 2. **Hopper64x128** (one consumer warpgroup, 6 stages) if its tiles fill
-//!    kMinHopperWaveFraction * S, or if M <= 64 (decode: few tiles, which stream-K spreads);
-//! 3. otherwise **Hopper64x64** (8 stages).
-//!
-//! Then **stream-K** (`stream_k = S` blocks: S workers, S / 2 clusters for Large) where the tile's
-//! waves over the workers would be less than kMinHopperWaveEfficiency full on average and every
-//! worker still gets at least kMinStreamKTilesPerWorker k-tiles: the idle part of the last wave
-//! becomes shares of the work instead, and a problem of few tiles and long K uses every SM.
+//! 1. **Large** on the Hopper tier (128 x 256 x 64, 4 stages, clusters of 2 along M) if M > 128
+//!    (with fewer rows the cluster's second tile is empty) and tiles(128 x 256) >=
+//!    kMinHopperLargeFraction * S; with **stream-K** (`stream_k = S` blocks, S / 2 clusters) where
+//!    its waves of cluster items would be less than kMinHopperWaveEfficiency full on average and
+//!    either a whole wave remains data-parallel (items >= S / 2) or K is long
+//!    (kMinStreamKTilesAlone k-tiles or more): a single partial wave of short tiles ran slower cut
+//!    into pieces than whole.
+//! 2. Otherwise **Hopper64x128** (one consumer warpgroup, 6 stages) if its tiles fill
+//!    kMinHopperWaveFraction * S or M <= 64, else **Hopper64x64** (8 stages); either with
+//!    **split-K**, doubling the factor (up to kMaxHopperSplitK) while the slices still fit one
+//!    wave of S blocks and keep kMinHopperKTilesPerSlice k-tiles each: decode-sized problems have
+//!    few tiles and read all of B, which only every SM streaming a slice reads at full speed.
 //!
 //! The rule is nearly monotone: more output tiles never get the Small tile once they had a larger
 //! one, nor a larger split factor, and a longer K never gets a smaller split factor; only the
@@ -50,8 +52,8 @@ struct GemmAutoConfig {
   //! kMedium and kSmall on the Ampere tier; kHopper64x128 and kHopper64x64 on the Hopper tier.
   enum class Tile { kLarge, kMedium, kSmall, kHopper64x128, kHopper64x64 };
   Tile tile = Tile::kLarge;
-  int split_k = 1;   //!< K slices that run (1: no split-K); only the Small tile splits
-  int stream_k = 0;  //!< the Hopper tier's tiles only: stream-K's blocks (0: none), every SM
+  int split_k = 1;   //!< K slices that run (1: no split-K): the Small and Hopper64x* tiles
+  int stream_k = 0;  //!< the Hopper tier's Large tile only: stream-K's blocks (0: none)
 
   constexpr bool operator==(const GemmAutoConfig& o) const {
     return tile == o.tile && split_k == o.split_k && stream_k == o.stream_k;
@@ -121,12 +123,15 @@ struct GemmAutoHeuristic {
   //! On the Hopper tier, a wave of the 64 x 128 tile is this fraction of the SMs (one persistent
   //! block per SM).
   static constexpr double kMinHopperWaveFraction = 0.8;
-  //! On the Hopper tier, stream-K where the tile's waves over the workers (SMs, or clusters of
-  //! two for Large) are on average less full than this.
+  //! On the Hopper tier, stream-K (Large) where its waves are on average less full than this.
   static constexpr double kMinHopperWaveEfficiency = 0.9;
-  //! On the Hopper tier, stream-K only where every worker still gets this many k-tiles (of 64):
-  //! shorter shares pay more for the fix-up and the pipeline's start than the idle SMs cost.
-  static constexpr std::int64_t kMinStreamKTilesPerWorker = 8;
+  //! On the Hopper tier, the K (in k-tiles of 64) from which a single partial wave of Large tiles
+  //! runs as stream-K: shorter tiles ran faster whole than cut in two.
+  static constexpr std::int64_t kMinStreamKTilesAlone = 256;
+  //! On the Hopper tier, split-K of the 64-row tiles: at most this factor, and each slice keeps
+  //! this many k-tiles.
+  static constexpr int kMaxHopperSplitK = 4;
+  static constexpr std::int64_t kMinHopperKTilesPerSlice = 8;
 
   //! The configuration for an `m x n x k` problem with `batch` batches on `sm_count` SMs, where
   //! the Large configuration would run on tier `large_tier`. Empty problems (no output) get the
@@ -139,23 +144,28 @@ struct GemmAutoHeuristic {
     const double wave = kMinWaveFraction * sms;
     if (m <= 0 || n <= 0 || batch <= 0) return GemmAutoConfig{Tile::kSmall, 1};
     if (large_tier == GemmTier::kHopper) {
-      const double hopper_wave = kMinHopperWaveFraction * sms;
-      const std::int64_t large_tiles = hopper_tiles<GemmAutoHopperLargeConfig>(m, n, batch);
       const std::int64_t k_tiles = k > 0 ? (k + 63) / 64 : 0;
       const int sm = sm_count > 0 ? sm_count : 1;
-      if (m > 64 && large_tiles >= kMinHopperLargeFraction * sms) {
+      if (m > 128 &&
+          hopper_tiles<GemmAutoHopperLargeConfig>(m, n, batch) >= kMinHopperLargeFraction * sms) {
         constexpr int kCluster = GemmAutoHopperLargeConfig::kClusterM;
-        const std::int64_t items = (m + 128 * kCluster - 1) / (128 * kCluster) * ((n + 255) / 256);
-        return GemmAutoConfig{Tile::kLarge, 1,
-                              stream_k_pays(items * batch, k_tiles, sm / kCluster) ? sm : 0};
+        const std::int64_t items =
+            (m + 128 * kCluster - 1) / (128 * kCluster) * ((n + 255) / 256) * batch;
+        const int workers = sm / kCluster > 0 ? sm / kCluster : 1;
+        const std::int64_t waves = (items + workers - 1) / workers;
+        const bool ragged = double(items) < kMinHopperWaveEfficiency * double(waves * workers);
+        const bool stream = ragged && (items >= workers || k_tiles >= kMinStreamKTilesAlone);
+        return GemmAutoConfig{Tile::kLarge, 1, stream ? sm : 0};
       }
       const std::int64_t tiles_64x128 = hopper_tiles<GemmAutoHopper64x128Config>(m, n, batch);
-      if (tiles_64x128 >= hopper_wave || m <= 64)
-        return GemmAutoConfig{Tile::kHopper64x128, 1,
-                              stream_k_pays(tiles_64x128, k_tiles, sm) ? sm : 0};
-      const std::int64_t tiles_64x64 = hopper_tiles<GemmAutoHopper64x64Config>(m, n, batch);
-      return GemmAutoConfig{Tile::kHopper64x64, 1,
-                            stream_k_pays(tiles_64x64, k_tiles, sm) ? sm : 0};
+      const bool wide = tiles_64x128 >= kMinHopperWaveFraction * sms || m <= 64;
+      const std::int64_t tiles =
+          wide ? tiles_64x128 : hopper_tiles<GemmAutoHopper64x64Config>(m, n, batch);
+      int split = 1;
+      while (2 * split <= kMaxHopperSplitK && tiles * 2 * split <= sm &&
+             k_tiles >= 2 * split * kMinHopperKTilesPerSlice)
+        split *= 2;
+      return GemmAutoConfig{wide ? Tile::kHopper64x128 : Tile::kHopper64x64, split};
     }
     const std::int64_t large_tiles = tiles<GemmAutoLargePolicy>(m, n, batch);
     const bool medium_fills =
@@ -185,15 +195,6 @@ struct GemmAutoHeuristic {
   }
 
  private:
-  // Whether `items` work items of `k_tiles` k-tiles each run faster as stream-K on `workers`
-  // persistent workers than whole (see the top of this file).
-  static constexpr bool stream_k_pays(std::int64_t items, std::int64_t k_tiles, int workers) {
-    if (items <= 0 || workers <= 0) return false;
-    const std::int64_t waves = (items + workers - 1) / workers;
-    const bool ragged = double(items) < kMinHopperWaveEfficiency * double(waves * workers);
-    return ragged && items * k_tiles >= kMinStreamKTilesPerWorker * workers;
-  }
-
   template <class P>
   static constexpr std::int64_t tiles(std::int64_t m, std::int64_t n, std::int64_t batch) {
     return tiles_of(m, n, batch, P::Tile::kM, P::Tile::kN);
