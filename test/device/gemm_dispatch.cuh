@@ -34,6 +34,7 @@ struct ErasedArgs {
   int batch_count = 1;
   std::int64_t batch_stride_a = 0, batch_stride_b = 0, batch_stride_c = 0, batch_stride_d = 0;
   int split_k = 1;
+  int stream_k = 0;
   void* workspace = nullptr;
   std::size_t workspace_bytes = 0;
   // The fused configurations' output operator (FusedOp): M scales, N biases.
@@ -88,6 +89,7 @@ typename Gemm::Arguments typed_args(const ErasedArgs& e) {
   a.batch_stride_c = e.batch_stride_c;
   a.batch_stride_d = e.batch_stride_d;
   a.split_k = e.split_k;
+  a.stream_k = e.stream_k;
   a.workspace = e.workspace;
   a.workspace_bytes = e.workspace_bytes;
   if constexpr (std::is_same_v<decltype(a.output_op), FusedOp>) {
@@ -103,11 +105,22 @@ using ErasedGemm =
     tilepipe::GemmMultistage<AB, D, LA, LB, Stages, Op, tilepipe::DefaultTileConfig<Stages>, SplitK,
                              /*AnyAlignment=*/false>;
 
+// Whether `e` asks the Hopper tier for split-K or stream-K, which the front door runs on the
+// Ampere tier: then the Hopper tier's GEMM (GemmSm90, the same kernel GemmMultistage runs there)
+// is called directly. f16 and bf16 only (tf32's Hopper GEMM reads K-major copies).
+template <class Gemm, class AB>
+bool hopper_schedule(const ErasedArgs& e) {
+  if constexpr (Gemm::kHasHopperTier && !std::is_same_v<AB, float>)
+    return e.tier == tilepipe::GemmTier::kHopper && (e.split_k > 1 || e.stream_k > 0);
+  return false;
+}
+
 template <class AB, class D, tilepipe::Layout LA, tilepipe::Layout LB, int Stages, bool SplitK,
           class Op = tilepipe::Identity>
 tilepipe::Status run_erased(const ErasedArgs& e, cudaStream_t stream) {
   using Gemm = ErasedGemm<AB, D, LA, LB, Stages, SplitK, Op>;
   const auto args = typed_args<Gemm, AB, D>(e);
+  if (hopper_schedule<Gemm, AB>(e)) return Gemm::HopperGemm::run(args, stream);
   return e.tier ? Gemm::run_on(*e.tier, args, stream) : Gemm::run(args, stream);
 }
 
@@ -115,6 +128,8 @@ template <class AB, class D, tilepipe::Layout LA, tilepipe::Layout LB, int Stage
           class Op = tilepipe::Identity>
 std::size_t workspace_erased(const ErasedArgs& e) {
   using Gemm = ErasedGemm<AB, D, LA, LB, Stages, SplitK, Op>;
+  if (hopper_schedule<Gemm, AB>(e))
+    return Gemm::HopperGemm::workspace_size(typed_args<Gemm, AB, D>(e));
   return Gemm::workspace_size(typed_args<Gemm, AB, D>(e));
 }
 

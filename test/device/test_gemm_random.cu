@@ -17,6 +17,9 @@
 // the Hopper tier (GemmMultistage::run_on, which fails rather than fall back) and the rest on the
 // Ampere tier; the summary counts both, and the test fails where a tier got less than its
 // minimum share (kMinHopperShare, kMinAmpereShare).
+// GemmRandom.HopperSchedules draws problems of the same kinds for the Hopper tier's split-K and
+// stream-K (GemmSm90 called directly: the front door runs those on the Ampere tier), a third of
+// them decode-sized (M <= 128).
 // A quarter of the problems are unaligned: leading dimensions that are not multiples of 16
 // bytes (the matrix's extent plus 0..2 elements, odd where that would be a multiple of 8) and
 // every pointer one element past its allocation's start, run by a small table of its own
@@ -127,10 +130,11 @@ struct Problem {
   bool broadcast_b;
   float alpha, beta;
   std::uint64_t data_seed;
-  int split_k;  // 1 unless the configuration has split-K
-  bool hopper;  // run on the Hopper tier (where the device has it; split-K runs on the Ampere tier)
-  int narrow;   // -1, or the unaligned problem's configuration in narrow_configs() (then `config`
-                // is not used, split_k is 1 and the problem runs on the Ampere tier)
+  int split_k;   // 1 unless the configuration has split-K, or a Hopper schedule splits K
+  int stream_k;  // 0 unless a Hopper schedule runs stream-K (its blocks)
+  bool hopper;   // run on the Hopper tier (where the device has it)
+  int narrow;    // -1, or the unaligned problem's configuration in narrow_configs() (then `config`
+                 // is not used, split_k is 1 and the problem runs on the Ampere tier)
 
   const GemmConfig& gemm() const {
     return narrow >= 0 ? narrow_configs()[narrow] : tptest::all_configs()[config];
@@ -143,6 +147,7 @@ struct Problem {
       << (layout_cd == Layout::kRowMajor ? "row" : "col") << ", pads " << pad_a << "/" << pad_b
       << "/" << pad_c << "/" << pad_d << ", alpha " << alpha << ", beta " << beta;
     if (split_k > 1) s << ", split_k " << split_k;
+    if (stream_k > 0) s << ", stream_k " << stream_k;
     s << ", " << (hopper ? "Hopper" : "Ampere") << " tier";
     return s.str();
   }
@@ -198,6 +203,31 @@ Problem draw_problem(std::uint64_t seed, std::uint64_t index) {
     p.split_k = 1;
     p.hopper = false;
   }
+  p.stream_k = 0;
+  return p;
+}
+
+// Problem `index` of GemmRandom.HopperSchedules: draw_problem's, aligned, f16 or bf16 inputs, on
+// the Hopper tier with split-K (split_k in 2 .. 16) or stream-K (1 block to three waves), every
+// third one with M of at most 128 (decode-sized, the pieces then share few tiles).
+Problem draw_hopper_problem(std::uint64_t seed, std::uint64_t index, int sms) {
+  std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + index);
+  auto pick = [&](int n) { return static_cast<int>(rng() % std::uint64_t(n)); };
+  Problem p = draw_problem(seed, index);
+  const auto& configs = tptest::all_configs();
+  while (configs[p.config].ab == tptest::DType::kF32) p.config = pick(int(configs.size()));
+  p.narrow = -1;
+  p.hopper = true;
+  if (index % 3 == 0) p.m = 1 + pick(128);
+  if (index % 2 == 0) {
+    const int splits[] = {2, 3, 4, 5, 8, 16};
+    p.split_k = splits[pick(6)];
+    p.stream_k = 0;
+  } else {
+    p.split_k = 1;
+    const int blocks[] = {1, 2, 7, sms / 2, sms, sms + 1, 2 * sms, 3 * sms};
+    p.stream_k = std::max(1, blocks[pick(8)]);
+  }
   return p;
 }
 
@@ -205,7 +235,10 @@ struct Stats {
   long long problems = 0, cpu_refs = 0, cublas_refs = 0, elements = 0, guard_elements = 0;
   long long hopper_problems = 0;   // run on the Hopper tier
   long long ampere_problems = 0;   // run on the Ampere tier
-  long long split_k_problems = 0;  // run with more than one K slice
+  long long split_k_problems = 0;  // run with a workspace (split-K, stream-K)
+  long long hopper_split_k = 0;    // on the Hopper tier with split_k > 1
+  long long hopper_stream_k = 0;   // on the Hopper tier with stream_k > 0
+  long long hopper_small_m = 0;    // on the Hopper tier with a split or stream-K and M <= 128
   long long narrow_problems = 0;   // unaligned, run on a narrow kernel
   double worst_ratio = 0;          // largest |error| / bound seen
 };
@@ -300,6 +333,7 @@ std::string check_problem(const Problem& p, cublasHandle_t handle, Stats& stats)
   args.batch_stride_c = sc;
   args.batch_stride_d = sd;
   args.split_k = p.split_k;
+  args.stream_k = p.stream_k;
   // The fused configurations' scales (one per row, in [-2, 2]) and biases (one per column).
   std::vector<float> scale, bias;
   tptest::DeviceBuffer<float> d_scale(cfg.fused ? m : 0), d_bias(cfg.fused ? n : 0);
@@ -324,9 +358,11 @@ std::string check_problem(const Problem& p, cublasHandle_t handle, Stats& stats)
   if (args.workspace_bytes > 0) ++stats.split_k_problems;
   if (p.hopper) ++stats.hopper_problems;
   else ++stats.ampere_problems;
+  if (p.hopper && p.split_k > 1) ++stats.hopper_split_k;
+  if (p.hopper && p.stream_k > 0) ++stats.hopper_stream_k;
+  if (p.hopper && (p.split_k > 1 || p.stream_k > 0) && p.m <= 128) ++stats.hopper_small_m;
   if (p.narrow >= 0) ++stats.narrow_problems;
-  if (!workspace_guards_intact(*workspace))
-    return "the split-K workspace's guard bands were written";
+  if (!workspace_guards_intact(*workspace)) return "the workspace's guard bands were written";
 
   // Reference alpha * A * B and the magnitude |alpha| * |A| * |B| (for the bound), column-major
   // m x n per batch, in double.
@@ -529,6 +565,51 @@ TEST(GemmRandom, Differential) {
         << "the Hopper tier ran too few problems on an sm_90 GPU in a build for 90a; seed " << seed;
   EXPECT_GE(stats.ampere_problems, kMinAmpereShare * problems)
       << "the Ampere tier ran too few problems; seed " << seed;
+}
+
+// The Hopper tier's schedulers: TILEPIPE_FUZZ_HOPPER_COUNT problems (default two thirds of
+// TILEPIPE_FUZZ_COUNT), half with split-K and half with stream-K, each checked like
+// Differential's. Where the GPU and the build have no Hopper tier, skipped.
+TEST(GemmRandom, HopperSchedules) {
+  TP_REQUIRE_HOPPER_TIER(
+      (tilepipe::GemmSm90<__half, __half, Layout::kRowMajor, Layout::kColumnMajor>::available()));
+  const std::uint64_t seed = env_u64("TILEPIPE_FUZZ_SEED", 20261121) + 1;
+  const std::uint64_t count =
+      env_u64("TILEPIPE_FUZZ_HOPPER_COUNT", env_u64("TILEPIPE_FUZZ_COUNT", 1000) * 2 / 3);
+  const char* only = std::getenv("TILEPIPE_FUZZ_ONLY");
+  int sms = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
+  cublasHandle_t handle;
+  ASSERT_EQ(cublasCreate(&handle), CUBLAS_STATUS_SUCCESS);
+  Stats stats;
+  long long failures = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (std::uint64_t i = 0; i < count; ++i) {
+    if (only && std::strtoull(only, nullptr, 10) != i) continue;
+    const Problem p = draw_hopper_problem(seed, i, sms);
+    const std::string result = check_problem(p, handle, stats);
+    if (!result.empty()) {
+      ++failures;
+      ADD_FAILURE() << "problem " << i << " (" << p.describe() << "): " << result
+                    << "\n  replay: TILEPIPE_FUZZ_SEED=" << seed - 1 << " TILEPIPE_FUZZ_ONLY=" << i
+                    << " --gtest_filter=GemmRandom.HopperSchedules";
+      if (cudaGetLastError() != cudaSuccess || failures >= 10) break;
+    }
+  }
+  cublasDestroy(handle);
+  const double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf(
+      "[fuzz-hopper] %lld problems on the Hopper tier: %lld split-K, %lld stream-K, %lld of them "
+      "with M <= 128; %lld vs CPU double, %lld vs cuBLAS; %lld elements and %lld guard elements "
+      "checked, %lld failures, worst |error|/bound %.3g, %.1f s, seed %llu\n",
+      stats.problems, stats.hopper_split_k, stats.hopper_stream_k, stats.hopper_small_m,
+      stats.cpu_refs, stats.cublas_refs, stats.elements, stats.guard_elements, failures,
+      stats.worst_ratio, secs, static_cast<unsigned long long>(seed - 1));
+  EXPECT_EQ(failures, 0) << "seed " << seed - 1;
+  if (only) return;
+  EXPECT_EQ(stats.problems, static_cast<long long>(count));
+  EXPECT_EQ(stats.hopper_split_k + stats.hopper_stream_k, stats.problems);
 }
 
 namespace {
