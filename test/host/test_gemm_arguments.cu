@@ -257,9 +257,11 @@ TEST(GemmArguments, AnyAlignmentDoesNotSplitK) {
   EXPECT_TRUE(GemmSKAny::check_arguments(a).ok()) << GemmSKAny::check_arguments(a).message();
 }
 
-// The Hopper tier's TMA needs 16-byte aligned addresses and strides: it refuses the rest, naming
-// the argument, and GemmMultistage runs them on the Ampere tier.
-TEST(GemmArguments, HopperTierNeedsSixteenByteAlignment) {
+// The Hopper tier reads A and B with TMA, which needs 16-byte aligned addresses and strides: it
+// refuses the rest, naming the argument (GemmMultistage copies them first, or runs them on the
+// Ampere tier). C and D need only their elements' alignment: a D that TMA cannot address is
+// written from the registers, and C is read element by element.
+TEST(GemmArguments, HopperTierNeedsSixteenByteAlignedAAndB) {
   using Sm90 = tilepipe::GemmSm90<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 4>;
   Sm90::Arguments a = valid_args();
   EXPECT_TRUE(Sm90::check_arguments(a).ok()) << Sm90::check_arguments(a).message();
@@ -272,6 +274,33 @@ TEST(GemmArguments, HopperTierNeedsSixteenByteAlignment) {
   a.b = fake<const __half>(0x200002);
   s = Sm90::check_arguments(a);
   EXPECT_NE(s.message().find("B is not 16-byte aligned"), std::string::npos) << s.message();
+  a = valid_args();
+  a.batch_count = 2;
+  a.batch_stride_a = 100 * 304;
+  a.batch_stride_b = 200 * 304 + 4;
+  a.batch_stride_c = a.batch_stride_d = 100 * 200;
+  s = Sm90::check_arguments(a);
+  EXPECT_NE(s.message().find("batch_stride_b = 60804 is not a multiple of 16 bytes"),
+            std::string::npos)
+      << s.message();
+  // C and D: pointers, leading dimensions and batch strides aligned only to their elements.
+  a.batch_stride_b = 200 * 304;
+  a.c = fake<const __half>(0x300002);
+  a.ldc = 201;
+  a.batch_stride_c = 100 * 201 + 1;
+  a.d = fake<__half>(0x400006);
+  a.ldd = 203;
+  a.batch_stride_d = 100 * 203 + 3;
+  EXPECT_TRUE(Sm90::check_arguments(a).ok()) << Sm90::check_arguments(a).message();
+  a.d = fake<__half>(0x400003);
+  s = Sm90::check_arguments(a);
+  EXPECT_NE(s.message().find("D is not aligned to its element size"), std::string::npos)
+      << s.message();
+  // With K = 0, A and B are not read: nothing of them is checked.
+  a = valid_args();
+  a.k = 0;
+  a.lda = 301;
+  EXPECT_TRUE(Sm90::check_arguments(a).ok()) << Sm90::check_arguments(a).message();
 }
 
 TEST(GemmArguments, MisalignedPointersAndLeadingDimensions) {

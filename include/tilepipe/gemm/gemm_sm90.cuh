@@ -90,13 +90,15 @@ class GemmSm90 {
     return cudaGetDevice(&device) == cudaSuccess && hopper_tier_available(device);
   }
 
-  //! The device-free checks: GemmMultistage's with 16-byte alignment (TMA's base addresses and
-  //! strides must be multiples of 16 bytes), and no split-K or stream-K. GemmMultistage runs
-  //! arguments it refuses for alignment on its Ampere tier's narrow kernel.
+  //! The device-free checks: GemmMultistage's with A and B 16-byte aligned (TMA's base addresses
+  //! and strides must be multiples of 16 bytes; a D that is not is written from the registers, C
+  //! is read element by element), and no split-K or stream-K. GemmMultistage runs A or B that
+  //! this refuses for alignment on copies (hopper_tier.cuh) or on its narrow kernel.
   static Status check_arguments(const Arguments& a) {
-    Status s = detail::GemmArgumentChecks<LayoutA, LayoutB>::check(
-        a, Config::kM, Config::kN, split_k_slices(a.k, 1, kTileK), 0, false,
-        /*any_alignment=*/false);
+    using Checks = detail::GemmArgumentChecks<LayoutA, LayoutB>;
+    Status s = Checks::check(a, Config::kM, Config::kN, split_k_slices(a.k, 1, kTileK), 0, false,
+                             /*any_alignment=*/true);
+    if (s) s = Checks::check_ab_vector_aligned(a);
     if (!s) return s;
     if (a.split_k > 1 && a.k > kTileK)
       return Status::error(Status::Code::kInvalidArgument,
