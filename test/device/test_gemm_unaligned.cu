@@ -281,7 +281,8 @@ TEST(GemmUnaligned, GemmAutoRunsMediumNarrow) {
 }
 
 // An A that is not 16-byte aligned takes the Hopper tier only with a workspace for its copy:
-// tier() says Ampere without one, and Hopper with one where the GPU and the build have the tier.
+// tier() says Ampere without one, and Hopper with one where the GPU and the build have the tier,
+// whatever split_k and stream_k ask (ignored for such arguments, as on the narrow kernel).
 TEST(GemmUnaligned, TierFollowsTheWorkspace) {
   DefaultTN::Arguments a;
   a.m = 256;
@@ -301,6 +302,12 @@ TEST(GemmUnaligned, TierFollowsTheWorkspace) {
   EXPECT_NE(s.message().find("workspace is a null pointer"), std::string::npos) << s.message();
   a.workspace = reinterpret_cast<void*>(0x4000000);
   a.workspace_bytes = DefaultTN::workspace_size(a);
-  EXPECT_EQ(DefaultTN::tier(a),
-            tptest::hopper_tier_expected() ? GemmTier::kHopper : GemmTier::kAmpere);
+  const GemmTier expected = tptest::hopper_tier_expected() ? GemmTier::kHopper : GemmTier::kAmpere;
+  EXPECT_EQ(DefaultTN::tier(a), expected);
+  // split_k and stream_k are ignored for such arguments on the Hopper tier too.
+  a.split_k = 4;
+  EXPECT_EQ(DefaultTN::tier(a), expected);
+  a.split_k = 1;
+  a.stream_k = 8;
+  EXPECT_EQ(DefaultTN::tier(a), expected);
 }

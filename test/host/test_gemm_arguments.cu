@@ -1078,8 +1078,17 @@ TEST(GemmArgumentsUnalignedCopy, WorkspaceSize) {
   EXPECT_EQ(w.a.ld, 4104);
   EXPECT_EQ(w.b.ld, 4104);
   EXPECT_EQ(w.b.offset, round_up_256(bytes_a));
-  // Only A's leading dimension odd: A alone; only B's: B alone, from the start.
+  // split_k and stream_k are ignored for such arguments, on both tiers.
   auto b = a;
+  b.split_k = 4;
+  EXPECT_EQ(DefaultTN::workspace_size(b), a.workspace_bytes);
+  EXPECT_TRUE(DefaultTN::check_arguments(b).ok()) << DefaultTN::check_arguments(b).message();
+  b.split_k = 1;
+  b.stream_k = 8;
+  EXPECT_EQ(DefaultTN::workspace_size(b), a.workspace_bytes);
+  EXPECT_TRUE(DefaultTN::check_arguments(b).ok()) << DefaultTN::check_arguments(b).message();
+  // Only A's leading dimension odd: A alone; only B's: B alone, from the start.
+  b = a;
   b.ldb = 4104;
   EXPECT_EQ(DefaultTN::workspace_size(b), bytes_a);
   b = a;

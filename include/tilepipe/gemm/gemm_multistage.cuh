@@ -85,7 +85,7 @@ class GemmTiered
   //! device.
   static std::size_t workspace_size(const Arguments& args) {
     if constexpr (kHasHopperTier)
-      if (copies_operands(args)) return HopperTier::workspace_layout(args).bytes;
+      if (copies_operands(args)) return HopperTier::workspace_layout(for_hopper(args)).bytes;
     return Sm80::workspace_size(args);
   }
 
@@ -111,7 +111,8 @@ class GemmTiered
     if (!s) return s;
     if constexpr (kHasHopperTier) {
       typename HopperTier::Params p{};
-      if (!is_empty(args) && hopper_params(p, args)) return HopperTier::launch(p, args, stream);
+      if (!is_empty(args) && hopper_params(p, args))
+        return HopperTier::launch(p, for_hopper(args), stream);
     }
     return Sm80::launch(args, stream);
   }
@@ -124,7 +125,7 @@ class GemmTiered
     if constexpr (kHasHopperTier) {
       typename HopperTier::Params p{};
       s = hopper_params(p, args);
-      return !s || is_empty(args) ? s : HopperTier::launch(p, args, stream);
+      return !s || is_empty(args) ? s : HopperTier::launch(p, for_hopper(args), stream);
     } else {
       return Status::error(Status::Code::kInvalidArgument,
                            "GemmMultistage: this instantiation has no Hopper tier (it needs "
@@ -137,6 +138,16 @@ class GemmTiered
  private:
   static bool is_empty(const Arguments& a) { return a.m == 0 || a.n == 0 || a.batch_count == 0; }
 
+  // `a` as the Hopper tier runs it: for arguments that are not 16-byte aligned, split_k and
+  // stream_k are ignored, as the narrow kernel ignores them.
+  static Arguments for_hopper(const Arguments& a) {
+    if (Sm80::kernel_for(a) != Sm80Kernel::kNarrow) return a;
+    Arguments h = a;
+    h.split_k = 1;
+    h.stream_k = 0;
+    return h;
+  }
+
   // Whether the Hopper tier would copy A or B of `a`: an operand to copy, and the Ampere tier's
   // data-parallel or narrow kernel as the alternative (not split-K or stream-K; arguments that
   // are not 16-byte aligned only with the narrow kernel compiled in, else they are refused).
@@ -145,7 +156,7 @@ class GemmTiered
       const Sm80Kernel k = Sm80::kernel_for(a);
       return ((k == Sm80Kernel::kDataParallel && Sm80::vector_aligned(a)) ||
               k == Sm80Kernel::kNarrow) &&
-             HopperTier::copies(a);
+             HopperTier::copies(for_hopper(a));
     } else {
       return false;
     }
@@ -166,7 +177,7 @@ class GemmTiered
       case Sm80Kernel::kNarrow:  // HopperTier::params says what it cannot take
       case Sm80Kernel::kDataParallel: break;
     }
-    return HopperTier::params(p, a);
+    return HopperTier::params(p, for_hopper(a));
   }
 };
 
