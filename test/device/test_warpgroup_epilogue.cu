@@ -6,8 +6,9 @@
 // before it, the padding of its lines, a line between batches, a line after it) must keep its
 // poison. The cases take each of the epilogue's paths: TMA stores of row-major D with beta = 0
 // (alpha 1 and not, tiles clipped at M and N, `begin` + `drain` and `store`), tiles crossing a
-// line end that is not 16-byte aligned, beta * C, column-major D, batches, and tiles whose rows
-// all lie past M.
+// line end that is not 16-byte aligned, beta * C, column-major D, batches, tiles whose rows all
+// lie past M, and a D that TMA cannot address (one element in, odd ldd), which is written from
+// the registers throughout, in element pairs on the rows where they are aligned.
 
 #include <gtest/gtest.h>
 
@@ -108,6 +109,7 @@ struct EpilogueRun {
   Layout layout;  // of C and D
   int m, n, batches;
   float alpha, beta;
+  bool unaligned = false;  // D one element in, ldd odd
 };
 
 template <class Element>
@@ -134,14 +136,18 @@ void run_epilogue_test(const EpilogueRun& run, std::uint32_t seed) {
                                   << run.m << "x" << run.n << ", " << run.batches << " batches, "
                                   << (row_major ? "row" : "column") << "-major, alpha " << run.alpha
                                   << ", beta " << run.beta
-                                  << (Case::kWholeStore ? ", store" : ", begin + drain"));
+                                  << (Case::kWholeStore ? ", store" : ", begin + drain")
+                                  << (run.unaligned ? ", D unaligned" : ""));
 
   // D inside a poisoned buffer: a guard line before it, padding after each line, a guard line
-  // between batches and after the last. Every stride is a multiple of 16 bytes (TMA's rule).
+  // between batches and after the last. Every stride is a multiple of 16 bytes (TMA's rule), or
+  // (unaligned) odd, with D one element further in.
   const int lines = row_major ? run.m : run.n, line = row_major ? run.n : run.m;
-  const std::int64_t ldd = (line + kVector - 1) / kVector * kVector + 2 * kVector;
-  const std::int64_t batch_stride_d = ldd * (lines + 1);
-  const std::size_t d_size = static_cast<std::size_t>(ldd + run.batches * batch_stride_d);
+  const int odd = run.unaligned ? 1 : 0;
+  const std::int64_t ldd = (line + kVector - 1) / kVector * kVector + 2 * kVector + odd;
+  const std::int64_t batch_stride_d = ldd * (lines + 1) + odd;
+  const std::int64_t d_start = ldd + odd;
+  const std::size_t d_size = static_cast<std::size_t>(d_start + run.batches * batch_stride_d);
   const std::int64_t ldc = (line + kVector - 1) / kVector * kVector + kVector;
   const std::int64_t batch_stride_c = ldc * lines + kVector;
   const std::size_t c_size = static_cast<std::size_t>(run.batches * batch_stride_c);
@@ -176,7 +182,7 @@ void run_epilogue_test(const EpilogueRun& run, std::uint32_t seed) {
   TP_CUDA_ASSERT(d_tiles.upload(tiles));
 
   tilepipe::EpilogueParams<Element, typename Case::Op> out;
-  out.d = d_d.get() + ldd;
+  out.d = d_d.get() + d_start;
   out.c = d_c.get();
   out.ldd = ldd;
   out.ldc = ldc;
@@ -193,6 +199,7 @@ void run_epilogue_test(const EpilogueRun& run, std::uint32_t seed) {
   const tilepipe::Status s =
       Case::Epilogue::make_params(params, out, batch_stride_c, batch_stride_d, run.batches);
   ASSERT_TRUE(s.ok()) << s.what();
+  EXPECT_EQ(params.direct, run.unaligned) << "no tensor map exactly where TMA cannot address D";
 
   auto kernel = epilogue_kernel<Case>;
   TP_CUDA_ASSERT(tptest::allow_smem(kernel, Case::kSmemBytes));
@@ -205,7 +212,7 @@ void run_epilogue_test(const EpilogueRun& run, std::uint32_t seed) {
   int mismatches = 0, written_outside = 0;
   for (std::size_t i = 0; i < d_size; ++i) {
     // Where element i of the buffer lies: batch, line, position in the line.
-    const std::int64_t from_d = static_cast<std::int64_t>(i) - ldd;
+    const std::int64_t from_d = static_cast<std::int64_t>(i) - d_start;
     const std::int64_t b = from_d >= 0 ? from_d / batch_stride_d : -1;
     const std::int64_t in_batch = from_d - b * batch_stride_d;
     const std::int64_t l = in_batch / ldd, p = in_batch % ldd;
@@ -244,6 +251,11 @@ void run_all_paths(std::uint32_t seed) {
   // Column-major D, without and with C.
   run_epilogue_test<Case>({Layout::kColumnMajor, 150, N + 17, 1, 1.0f, 0.0f}, seed + 3);
   run_epilogue_test<Case>({Layout::kColumnMajor, 64, N, 2, 0.5f, 1.0f}, seed + 4);
+  // D that TMA cannot address: every tile from the registers; row-major with and without C (the
+  // rows of odd ldd alternate between pairs and single elements), column-major.
+  run_epilogue_test<Case>({Layout::kRowMajor, 200, 2 * N + 40, 2, 1.0f, 0.0f, true}, seed + 5);
+  run_epilogue_test<Case>({Layout::kRowMajor, 77, N + N / 2 + 3, 1, 2.0f, -0.5f, true}, seed + 6);
+  run_epilogue_test<Case>({Layout::kColumnMajor, 150, N + 17, 2, 0.5f, 0.0f, true}, seed + 7);
 }
 
 }  // namespace

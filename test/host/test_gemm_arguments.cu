@@ -253,13 +253,18 @@ TEST(GemmArguments, AnyAlignmentDoesNotSplitK) {
   EXPECT_GT(GemmSKAny::workspace_size(a), 0u);
   a.lda = 301;
   EXPECT_EQ(GemmSKAny::split_k_slices(a).count, 1);
-  EXPECT_EQ(GemmSKAny::workspace_size(a), 0u);
+  // No split-K workspace; the Hopper tier's copy of A (100 lines of 304 halves) where it has one.
+  EXPECT_EQ(GemmSKAny::AmpereGemm::workspace_size(a), 0u);
+  EXPECT_EQ(GemmSKAny::workspace_size(a),
+            GemmSKAny::kHasHopperTier ? std::size_t(100) * 304 * 2 : std::size_t(0));
   EXPECT_TRUE(GemmSKAny::check_arguments(a).ok()) << GemmSKAny::check_arguments(a).message();
 }
 
-// The Hopper tier's TMA needs 16-byte aligned addresses and strides: it refuses the rest, naming
-// the argument, and GemmMultistage runs them on the Ampere tier.
-TEST(GemmArguments, HopperTierNeedsSixteenByteAlignment) {
+// The Hopper tier reads A and B with TMA, which needs 16-byte aligned addresses and strides: it
+// refuses the rest, naming the argument (GemmMultistage copies them first, or runs them on the
+// Ampere tier). C and D need only their elements' alignment: a D that TMA cannot address is
+// written from the registers, and C is read element by element.
+TEST(GemmArguments, HopperTierNeedsSixteenByteAlignedAAndB) {
   using Sm90 = tilepipe::GemmSm90<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 4>;
   Sm90::Arguments a = valid_args();
   EXPECT_TRUE(Sm90::check_arguments(a).ok()) << Sm90::check_arguments(a).message();
@@ -272,6 +277,33 @@ TEST(GemmArguments, HopperTierNeedsSixteenByteAlignment) {
   a.b = fake<const __half>(0x200002);
   s = Sm90::check_arguments(a);
   EXPECT_NE(s.message().find("B is not 16-byte aligned"), std::string::npos) << s.message();
+  a = valid_args();
+  a.batch_count = 2;
+  a.batch_stride_a = 100 * 304;
+  a.batch_stride_b = 200 * 304 + 4;
+  a.batch_stride_c = a.batch_stride_d = 100 * 200;
+  s = Sm90::check_arguments(a);
+  EXPECT_NE(s.message().find("batch_stride_b = 60804 is not a multiple of 16 bytes"),
+            std::string::npos)
+      << s.message();
+  // C and D: pointers, leading dimensions and batch strides aligned only to their elements.
+  a.batch_stride_b = 200 * 304;
+  a.c = fake<const __half>(0x300002);
+  a.ldc = 201;
+  a.batch_stride_c = 100 * 201 + 1;
+  a.d = fake<__half>(0x400006);
+  a.ldd = 203;
+  a.batch_stride_d = 100 * 203 + 3;
+  EXPECT_TRUE(Sm90::check_arguments(a).ok()) << Sm90::check_arguments(a).message();
+  a.d = fake<__half>(0x400003);
+  s = Sm90::check_arguments(a);
+  EXPECT_NE(s.message().find("D is not aligned to its element size"), std::string::npos)
+      << s.message();
+  // With K = 0, A and B are not read: nothing of them is checked.
+  a = valid_args();
+  a.k = 0;
+  a.lda = 301;
+  EXPECT_TRUE(Sm90::check_arguments(a).ok()) << Sm90::check_arguments(a).message();
 }
 
 TEST(GemmArguments, MisalignedPointersAndLeadingDimensions) {
@@ -945,11 +977,14 @@ TEST(GemmArgumentsTf32Copy, WorkspaceSize) {
   nt.batch_stride_b = 200 * 301;
   EXPECT_EQ(Tf32NT::workspace_size(nt), std::size_t(3) * (100 + 200) * 304 * 4);
   EXPECT_EQ(Tf32TN::workspace_size(a), 0u);
-  const auto w = tilepipe::KMajorWorkspace::make(true, true, 100, 200, 301, 3, 1, 1);
-  EXPECT_EQ(w.ld, 304);
-  EXPECT_EQ(w.batch_stride_a, 100 * 304);
-  EXPECT_EQ(w.batch_stride_b, 200 * 304);
-  EXPECT_EQ(w.offset_b, std::size_t(3) * 100 * 304 * 4);
+  // NT's layout: A's copy (100 lines of K a batch) first, B's (200 lines) after it.
+  const auto w = tilepipe::CopyWorkspace::make({100, 301, true}, {200, 301, true}, 4, 3);
+  EXPECT_EQ(w.a.ld, 304);
+  EXPECT_EQ(w.b.ld, 304);
+  EXPECT_EQ(w.a.batch_stride, 100 * 304);
+  EXPECT_EQ(w.b.batch_stride, 200 * 304);
+  EXPECT_EQ(w.b.offset, std::size_t(3) * 100 * 304 * 4);
+  EXPECT_EQ(w.bytes, Tf32NT::workspace_size(nt));
 }
 
 TEST(GemmArgumentsTf32Copy, NoWorkspaceIsValid) {
@@ -984,6 +1019,167 @@ TEST(GemmArgumentsTf32Copy, MisusedWorkspaceIsRefused) {
   a = tf32_nn_args();
   a.workspace_bytes += 1000;
   EXPECT_TRUE(Tf32NN::check_arguments(a).ok()) << Tf32NN::check_arguments(a).message();
+}
+
+// ---- f16 and bf16 operands that are not 16-byte aligned: the Hopper tier's copies ----------
+
+// The Hopper tier copies A or B that TMA cannot read (pointer, leading dimension or batch stride
+// not a multiple of 16 bytes) into workspace_size(args) bytes, lines rounded up to 8 halves, each
+// copy 256-byte aligned; D and C that are not aligned need no copy. Without a workspace the
+// arguments are valid (the narrow kernel runs them); a workspace that is given is checked.
+namespace {
+
+using DefaultTN = tilepipe::GemmMultistage<__half, __half, Layout::kRowMajor, Layout::kColumnMajor>;
+using DefaultTNStrict =
+    tilepipe::GemmMultistage<__half, __half, Layout::kRowMajor, Layout::kColumnMajor, 4,
+                             tilepipe::Identity, tilepipe::DefaultTileConfig<4>, false,
+                             /*AnyAlignment=*/false>;
+using DefaultNTBf16 =
+    tilepipe::GemmMultistage<__nv_bfloat16, float, Layout::kColumnMajor, Layout::kRowMajor, 3>;
+
+// 131 x 67 x 4099, A row-major and B column-major with the odd leading dimensions that fit them,
+// D row-major with ldd = 67; the workspace far from all of them.
+DefaultTN::Arguments odd_k_args() {
+  DefaultTN::Arguments a;
+  a.m = 131;
+  a.n = 67;
+  a.k = 4099;
+  a.a = fake<const __half>(0x1000000);
+  a.lda = 4099;
+  a.b = fake<const __half>(0x2000000);
+  a.ldb = 4099;
+  a.d = fake<__half>(0x3000000);
+  a.ldd = 67;
+  a.workspace = fake<void>(0x8000000);
+  a.workspace_bytes = DefaultTN::workspace_size(a);
+  return a;
+}
+
+std::size_t round_up_256(std::size_t x) { return (x + 255) / 256 * 256; }
+
+void expect_unaligned_copy_invalid(const DefaultTN::Arguments& args, const std::string& names) {
+  const Status s = DefaultTN::check_arguments(args);
+  EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(s.message().find(names), std::string::npos)
+      << "message \"" << s.message() << "\" should name " << names;
+}
+
+}  // namespace
+
+TEST(GemmArgumentsUnalignedCopy, WorkspaceSize) {
+  static_assert(DefaultTN::kHasHopperTier && DefaultNTBf16::kHasHopperTier,
+                "the default tile has a Hopper tier");
+  auto a = odd_k_args();
+  // A: 131 lines of K = 4099 halves at a pitch of 4104; B: 67 lines, after A on 256 bytes.
+  const std::size_t bytes_a = std::size_t(131) * 4104 * 2, bytes_b = std::size_t(67) * 4104 * 2;
+  EXPECT_EQ(a.workspace_bytes, round_up_256(bytes_a) + bytes_b);
+  EXPECT_TRUE(DefaultTN::check_arguments(a).ok()) << DefaultTN::check_arguments(a).message();
+  const tilepipe::CopyWorkspace w = DefaultTN::HopperTier::workspace_layout(a);
+  EXPECT_EQ(w.a.ld, 4104);
+  EXPECT_EQ(w.b.ld, 4104);
+  EXPECT_EQ(w.b.offset, round_up_256(bytes_a));
+  // split_k and stream_k are ignored for such arguments, on both tiers.
+  auto b = a;
+  b.split_k = 4;
+  EXPECT_EQ(DefaultTN::workspace_size(b), a.workspace_bytes);
+  EXPECT_TRUE(DefaultTN::check_arguments(b).ok()) << DefaultTN::check_arguments(b).message();
+  b.split_k = 1;
+  b.stream_k = 8;
+  EXPECT_EQ(DefaultTN::workspace_size(b), a.workspace_bytes);
+  EXPECT_TRUE(DefaultTN::check_arguments(b).ok()) << DefaultTN::check_arguments(b).message();
+  // Only A's leading dimension odd: A alone; only B's: B alone, from the start.
+  b = a;
+  b.ldb = 4104;
+  EXPECT_EQ(DefaultTN::workspace_size(b), bytes_a);
+  b = a;
+  b.lda = 4104;
+  EXPECT_EQ(DefaultTN::workspace_size(b), bytes_b);
+  EXPECT_EQ(DefaultTN::HopperTier::workspace_layout(b).b.offset, 0u);
+  // Aligned leading dimensions, but A one element past 16 bytes: A is copied.
+  b.ldb = 4104;
+  EXPECT_EQ(DefaultTN::workspace_size(b), 0u);
+  b.a = fake<const __half>(0x1000002);
+  EXPECT_EQ(DefaultTN::workspace_size(b), bytes_a);
+  // Only D (ldd = 67) and C (ldc odd, beta != 0) not aligned: no copy, no workspace.
+  b = a;
+  b.lda = b.ldb = 4104;
+  EXPECT_FALSE(DefaultTN::vector_aligned(b));
+  EXPECT_EQ(DefaultTN::workspace_size(b), 0u);
+  b.c = fake<const __half>(0x4000002);
+  b.ldc = 69;
+  b.beta = 1.0f;
+  EXPECT_EQ(DefaultTN::workspace_size(b), 0u);
+  // Batches: A's odd batch stride gives a copy per batch; B broadcast (stride 0), one copy.
+  b = a;
+  b.lda = 4104;
+  b.batch_count = 3;
+  b.batch_stride_a = 131 * 4104 + 1;
+  b.ldb = 4099;
+  b.batch_stride_b = 0;
+  b.batch_stride_d = 131 * 67;
+  EXPECT_EQ(DefaultTN::workspace_size(b), round_up_256(3 * bytes_a) + bytes_b);
+  EXPECT_EQ(DefaultTN::HopperTier::workspace_layout(b).a.batch_stride, 131 * 4104);
+  EXPECT_EQ(DefaultTN::HopperTier::workspace_layout(b).b.batch_stride, 0);
+  // Nothing to multiply, nothing copied; without the narrow kernel such arguments are refused
+  // and ask for nothing.
+  b = a;
+  b.k = 0;
+  EXPECT_EQ(DefaultTN::workspace_size(b), 0u);
+  b = a;
+  b.n = 0;
+  EXPECT_EQ(DefaultTN::workspace_size(b), 0u);
+  EXPECT_EQ(DefaultTNStrict::workspace_size(a), 0u);
+  EXPECT_FALSE(DefaultTNStrict::check_arguments(a).ok());
+  // A column-major (K lines of M) and B row-major (K lines of N), bf16 in, f32 out.
+  DefaultNTBf16::Arguments nt;
+  nt.m = 131;
+  nt.n = 67;
+  nt.k = 4099;
+  nt.a = fake<const __nv_bfloat16>(0x1000000);
+  nt.lda = 131;
+  nt.b = fake<const __nv_bfloat16>(0x2000000);
+  nt.ldb = 67;
+  nt.d = fake<float>(0x3000000);
+  nt.ldd = 68;
+  const std::size_t nt_a = std::size_t(4099) * 136 * 2, nt_b = std::size_t(4099) * 72 * 2;
+  EXPECT_EQ(DefaultNTBf16::workspace_size(nt), round_up_256(nt_a) + nt_b);
+  EXPECT_EQ(DefaultNTBf16::HopperTier::workspace_layout(nt).a.ld, 136);
+  EXPECT_EQ(DefaultNTBf16::HopperTier::workspace_layout(nt).b.ld, 72);
+}
+
+TEST(GemmArgumentsUnalignedCopy, NoWorkspaceIsValid) {
+  auto a = odd_k_args();
+  a.workspace = nullptr;
+  a.workspace_bytes = 0;
+  EXPECT_TRUE(DefaultTN::check_arguments(a).ok()) << DefaultTN::check_arguments(a).message();
+}
+
+TEST(GemmArgumentsUnalignedCopy, MisusedWorkspaceIsRefused) {
+  const std::string needed = std::to_string(odd_k_args().workspace_bytes);
+  auto a = odd_k_args();
+  a.workspace_bytes -= 2;
+  expect_unaligned_copy_invalid(a, "workspace_bytes = " + std::to_string(a.workspace_bytes) +
+                                       " is less than the " + needed +
+                                       " bytes that the Hopper "
+                                       "tier's copy of A or B (not 16-byte aligned) needs");
+  a = odd_k_args();
+  a.workspace_bytes = 0;
+  expect_unaligned_copy_invalid(a, "workspace_bytes = 0 is less than");
+  a = odd_k_args();
+  a.workspace = fake<void>(0x8000002);
+  expect_unaligned_copy_invalid(a, "workspace is not 16-byte aligned");
+  a = odd_k_args();
+  a.workspace = fake<void>(0x3000000 - 256);
+  expect_unaligned_copy_invalid(a, "the copy workspace overlaps D");
+  a = odd_k_args();
+  a.workspace = fake<void>(0x1000000 + 4096);
+  expect_unaligned_copy_invalid(a, "the copy workspace overlaps A");
+  a = odd_k_args();
+  a.workspace = fake<void>(0x2000000 - 4096);
+  expect_unaligned_copy_invalid(a, "the copy workspace overlaps B");
+  a = odd_k_args();
+  a.workspace_bytes += 1000;
+  EXPECT_TRUE(DefaultTN::check_arguments(a).ok()) << DefaultTN::check_arguments(a).message();
 }
 
 // ---- Stream-K ------------------------------------------------------------------------------
@@ -1087,7 +1283,9 @@ TEST(GemmArgumentsStreamK, NothingToShareNeedsNoStreamK) {
   odd.lda = 301;
   odd.stream_k = 132;
   EXPECT_FALSE(GemmStreamKAny::stream_k_runs(odd));
-  EXPECT_EQ(GemmStreamKAny::workspace_size(odd), 0u);
+  EXPECT_EQ(GemmStreamKAny::AmpereGemm::workspace_size(odd), 0u);
+  EXPECT_EQ(GemmStreamKAny::workspace_size(odd),  // the Hopper tier's copy of A, if it has one
+            GemmStreamKAny::kHasHopperTier ? std::size_t(100) * 304 * 2 : std::size_t(0));
   odd.lda = 304;
   EXPECT_TRUE(GemmStreamKAny::stream_k_runs(odd));
 }

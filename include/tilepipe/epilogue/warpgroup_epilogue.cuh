@@ -15,8 +15,10 @@
 //! global memory) and the tiles named below are written straight from the registers.
 //! TMA clips the tiles on D's edges, except that it writes the last 16 bytes of a line whole:
 //! where D's lines do not end on 16 bytes, the tiles crossing their end are written straight
-//! from the registers instead. `op` is an output operator (output_ops.cuh), the same as the
-//! Ampere tier's StagedEpilogue takes, with the same EpilogueParams.
+//! from the registers instead. A D that TMA cannot address at all (its pointer, ldd or batch
+//! stride not a multiple of 16 bytes) has no tensor map: every tile is written from the registers.
+//! `op` is an output operator (output_ops.cuh), the same as the Ampere tier's StagedEpilogue
+//! takes, with the same EpilogueParams.
 
 #include <cuda.h>
 
@@ -65,6 +67,7 @@ class WarpgroupEpilogue {
     EpilogueParams<ElementD, OutputOp> out;
     std::int64_t batch_stride_c = 0;
     std::int64_t batch_stride_d = 0;  //!< for the edge tiles written without TMA
+    bool direct = false;  //!< D is not 16-byte aligned: no tensor map, no tile through TMA
   };
 
   //! Two chunk buffers per warpgroup (16 KB).
@@ -72,18 +75,24 @@ class WarpgroupEpilogue {
     alignas(1024) unsigned char chunk[2][kChunkBytes];
   };
 
-  //! The parameters for `out` (an `m x n` D, `m, n >= 1`) with `batches` batches. Fails with a
-  //! message naming the argument where TMA cannot address D.
+  //! The parameters for `out` (an `m x n` D, `m, n >= 1`, `d` aligned to its element) with
+  //! `batches` batches. Fails with a message naming the argument where a 16-byte aligned D is
+  //! beyond TMA's reach.
   static Status make_params(Params& p, const EpilogueParams<ElementD, OutputOp>& out,
                             std::int64_t batch_stride_c, std::int64_t batch_stride_d, int batches) {
     p.out = out;
     p.batch_stride_c = batch_stride_c;
     p.batch_stride_d = batch_stride_d;
+    const bool batched = batches > 1;
+    const std::uint64_t bits = reinterpret_cast<std::uintptr_t>(out.d) |
+                               static_cast<std::uint64_t>(out.ldd * kBytes) |
+                               static_cast<std::uint64_t>(batched ? batch_stride_d * kBytes : 0);
+    p.direct = bits % 16 != 0;
+    if (p.direct) return Status::success();
     const auto fn = detail::tensor_map_encoder();
     if (fn == nullptr)
       return error(Status::Code::kCudaError,
                    "the driver has no cuTensorMapEncodeTiled (CUDA 12.0+)");
-    const bool batched = batches > 1;
     if (out.ldd * kBytes >= detail::kTensorMapMaxStride)
       return error(
           Status::Code::kInvalidArgument,
@@ -114,7 +123,9 @@ class WarpgroupEpilogue {
   }
 
   //! Fetches D's tensor map into the TMA unit's cache (one thread, before the first store).
-  TILEPIPE_DEVICE static void prefetch(const Params& p) { arch::tma_prefetch_descriptor(&p.d); }
+  TILEPIPE_DEVICE static void prefetch(const Params& p) {
+    if (!p.direct) arch::tma_prefetch_descriptor(&p.d);
+  }
 
   //! The epilogue of one warpgroup: `storage` is its own, `barrier` a named barrier (1..15) no
   //! other warpgroup uses, `thread` its index in the warpgroup.
@@ -144,7 +155,7 @@ class WarpgroupEpilogue {
     // staging path, which doubled the kernels' compile time, and reading C inside the staging
     // loop (a check per element) slows the loop the tensor cores wait for.
     const bool row_major = o.layout == Layout::kRowMajor;
-    if (!row_major || c != nullptr || (n0 + kN > o.n && (o.n * kBytes) % 16 != 0)) {
+    if (p.direct || !row_major || c != nullptr || (n0 + kN > o.n && (o.n * kBytes) % 16 != 0)) {
       ElementD* d = o.d + batch * p.batch_stride_d;
       store_direct(acc, o, d, c, m0, n0);
       return;
@@ -279,25 +290,28 @@ class WarpgroupEpilogue {
     }
   }
 
-  // An edge tile straight from the registers to D, element pairs where D is row-major, with
-  // every element outside the problem skipped.
+  // A tile straight from the registers to D, with every element outside the problem skipped;
+  // in element pairs where D is row-major and this thread's pairs are aligned. They all share
+  // one alignment (its rows are 8 apart, its columns even): not all, with an odd ldd or d.
   TILEPIPE_DEVICE void store_direct(const Accumulators& acc,
                                     const EpilogueParams<ElementD, OutputOp>& o, ElementD* d,
                                     const ElementD* c, int m0, int n0) const {
+    const std::int64_t first = (m0 + Accumulators::row_of(thread_, 0)) * o.ldd + n0;
+    const bool pairs = (reinterpret_cast<std::uintptr_t>(d) + first * kBytes) % sizeof(Pair) == 0;
     TILEPIPE_UNROLL
     for (int i = 0; i < kN / 2; i += 2) {
       const int row = m0 + Accumulators::row_of(thread_, i);
       const int col = n0 + Accumulators::col_of(thread_, i);
       if (row >= o.m) continue;
       if (o.layout == Layout::kRowMajor) {
-        // D's rows are 16-byte aligned (ldd and d are), and col is even: a pair is aligned.
-        if (col + 1 < o.n) {
+        if (pairs && col + 1 < o.n) {
           Pair v;
           v.v[0] = value(acc.x[i], o, c, row, col);
           v.v[1] = value(acc.x[i + 1], o, c, row, col + 1);
           *reinterpret_cast<Pair*>(d + (row * o.ldd + col)) = v;
-        } else if (col < o.n) {
-          d[row * o.ldd + col] = value(acc.x[i], o, c, row, col);
+        } else {
+          if (col < o.n) d[row * o.ldd + col] = value(acc.x[i], o, c, row, col);
+          if (col + 1 < o.n) d[row * o.ldd + col + 1] = value(acc.x[i + 1], o, c, row, col + 1);
         }
       } else {
         if (col < o.n) d[col * o.ldd + row] = value(acc.x[i], o, c, row, col);

@@ -75,6 +75,25 @@ struct GemmArgumentChecks {
     return Status::error(Status::Code::kInvalidArgument, "GemmMultistage: " + msg);
   }
 
+  //! A and B 16-byte aligned where they are read (pointers, leading dimensions and batch
+  //! strides), for a GEMM that reads them with TMA but takes C and D aligned to their elements.
+  //! After `check`, which checked the rest.
+  template <class Args>
+  static Status check_ab_vector_aligned(const Args& a) {
+    if (a.m == 0 || a.n == 0 || a.k == 0 || a.batch_count == 0) return Status::success();
+    Status s = check_matrix("A", a.a, "lda", a.lda, LayoutA, a.m, a.k, false);
+    if (s) s = check_matrix("B", a.b, "ldb", a.ldb, LayoutB, a.k, a.n, false);
+    constexpr std::int64_t kAlign = 16 / sizeof(*a.a);
+    const auto stride = [](const char* name, std::int64_t value) {
+      if (value % kAlign == 0) return Status::success();
+      return invalid(describe(name, value) + " is not a multiple of 16 bytes (" +
+                     std::to_string(kAlign) + " elements; this GEMM needs 16-byte alignment)");
+    };
+    if (s && a.batch_count > 1) s = stride("batch_stride_a", a.batch_stride_a);
+    if (s && a.batch_count > 1) s = stride("batch_stride_b", a.batch_stride_b);
+    return s;
+  }
+
  private:
   // Rows (outer extent) and columns (contiguous extent) of an r x c matrix in a layout.
   static std::int64_t outer(Layout l, int rows, int cols) {

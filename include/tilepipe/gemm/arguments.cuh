@@ -29,8 +29,10 @@ namespace tilepipe {
 //! leading dimension and batch stride of A, B, C and D is a multiple of 16 bytes (8 f16/bf16
 //! elements, 4 f32) they run their 16-byte kernels; otherwise a narrow kernel that copies each
 //! operand as widely as its alignment allows (8, 4 or 2 bytes) and stores C and D element by
-//! element, without split-K. A GemmMultistage with `AnyAlignment = false`, and the Hopper tier,
-//! require the 16-byte alignment.
+//! element, without split-K. The Hopper tier (GemmSm90) needs the 16-byte alignment of A and B
+//! only (it reads them with TMA): a D or C without it is written or read element by element, and
+//! GemmMultistage copies an A or B without it into `workspace` first (below). A GemmMultistage
+//! with `AnyAlignment = false` requires the 16-byte alignment of all four.
 //!
 //! Split-K (a GemmMultistage with `SplitK = true`): with `split_k > 1`, K is cut into up to
 //! `split_k` slices of whole k-tiles (`GemmMultistage::split_k_slices` says how many; none is
@@ -41,10 +43,10 @@ namespace tilepipe {
 //! be 16-byte aligned and overlap none of A, B, C and D; GEMMs that may run at the same time need
 //! workspaces of their own.
 //!
-//! tf32 (float A and B, `DefaultF32TileConfig<MathTF32>`) with A column-major or B row-major uses
-//! the same `workspace` for the K-major copies of those operands that the Hopper tier multiplies
-//! (`GemmMultistage::workspace_size(args)` bytes, with the same rules); without one it runs on the
-//! Ampere tier.
+//! The Hopper tier's copies use the same `workspace` (`GemmMultistage::workspace_size(args)`
+//! bytes, with the same rules): K-major copies of tf32 A column-major or B row-major (float A and
+//! B, `DefaultF32TileConfig<MathTF32>`), and copies of f16 or bf16 A or B that are not 16-byte
+//! aligned. Without one such a call runs on the Ampere tier.
 //!
 //! Stream-K (a GemmMultistage with `StreamK = true`, `GemmMultistageStreamK`): with
 //! `stream_k > 0`, a persistent grid of `min(stream_k, tiles x k-tiles x batch_count)` blocks
@@ -68,9 +70,10 @@ struct GemmArguments {
   Layout layout_cd = Layout::kRowMajor;  //!< layout of C and D
   int batch_count = 1;
   std::int64_t batch_stride_a = 0, batch_stride_b = 0, batch_stride_c = 0, batch_stride_d = 0;
-  int split_k = 1;            //!< slices of K (1: no split-K)
-  int stream_k = 0;           //!< stream-K's persistent blocks (0: no stream-K)
-  void* workspace = nullptr;  //!< f32 partial products (split-K, stream-K) or tf32's K-major copies
+  int split_k = 1;   //!< slices of K (1: no split-K)
+  int stream_k = 0;  //!< stream-K's persistent blocks (0: no stream-K)
+  void* workspace =
+      nullptr;  //!< f32 partial products (split-K, stream-K), the Hopper tier's copies
   std::size_t workspace_bytes = 0;  //!< size of `workspace`
   OutputOp output_op{};             //!< applied to every element of D (output_ops.cuh)
 };

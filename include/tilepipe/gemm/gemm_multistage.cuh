@@ -34,14 +34,20 @@ namespace tilepipe {
 //!
 //! **Tiers.** With the default `Tile`, or float A and B with `DefaultF32TileConfig<MathTF32>`, and
 //! 2..6 stages, a call runs on the Hopper tier (GemmSm90 with the same `Stages` and its own tile)
-//! when the current device runs this program's `sm_90a` code, the arguments are 16-byte aligned
-//! and the call neither splits K nor asks for stream-K; otherwise on the Ampere tier. `tier(args)`
-//! says which. tf32 inputs are not rounded on the Hopper tier (wgmma reads the f32 bits).
+//! when the current device runs this program's `sm_90a` code, the call neither splits K nor asks
+//! for stream-K (which run only on 16-byte aligned arguments and are ignored on others), and the
+//! workspace holds whatever the tier must copy first (below); otherwise on the Ampere tier.
+//! `tier(args)` says which. tf32 inputs are not rounded on the Hopper tier (wgmma reads the f32
+//! bits).
 //!
-//! **tf32 in layouts other than TN.** wgmma reads tf32 only K-major, so for A column-major or B
-//! row-major the Hopper tier first copies that operand K-major into `args.workspace`
-//! (`workspace_size(args)` bytes, checked like split-K's). Without a workspace such a call runs
-//! on the Ampere tier.
+//! **Copies in the workspace.** The Hopper tier first copies an operand that it cannot read as
+//! given into `args.workspace` (`workspace_size(args)` bytes, checked like split-K's; asked for
+//! whatever the current device, since the arguments' checks need none): tf32 A column-major or
+//! B row-major K-major, because wgmma reads tf32 only K-major; and f16 or bf16 A or B that is
+//! not 16-byte aligned (K or M odd, say) with lines 16 bytes apart, because TMA needs that. A
+//! call that needs a copy and has no workspace runs on the Ampere tier (for unaligned operands,
+//! its narrow kernel, much slower on a Hopper GPU). C and D are never copied: a D that is not
+//! 16-byte aligned (N odd, say) is written from the registers, with no workspace.
 template <class ElementAB, class ElementD, Layout LayoutA, Layout LayoutB, int Stages = 4,
           class OutputOp = Identity, class Tile = DefaultTileConfig<Stages>,
           class Options = GemmOptions<>>
@@ -75,9 +81,12 @@ class GemmTiered
   }
 
   //! Bytes of workspace `run` needs for `args`: the Ampere tier's for split-K and stream-K, else
-  //! the K-major copies' where the Hopper tier would make them, whatever the current device.
+  //! the Hopper tier's copies' (and GemmSm90's own) where it would make them, whatever the current
+  //! device.
   static std::size_t workspace_size(const Arguments& args) {
-    return copies_operands(args) ? HopperTier::copy_layout(args).bytes : Sm80::workspace_size(args);
+    if constexpr (kHasHopperTier)
+      if (copies_operands(args)) return HopperTier::workspace_layout(for_hopper(args)).bytes;
+    return Sm80::workspace_size(args);
   }
 
   //! The device-free checks of both tiers. On failure the message names the argument.
@@ -85,7 +94,7 @@ class GemmTiered
     Status s = Sm80::check_arguments(a);
     if (s && copies_operands(a) && a.workspace != nullptr)
       s = detail::GemmArgumentChecks<LayoutA, LayoutB>::check_workspace(
-          a, workspace_size(a), HopperTier::kCopyWhat, "the tf32 copy workspace");
+          a, workspace_size(a), HopperTier::kCopyWhat, HopperTier::kCopyPurpose);
     return s;
   }
 
@@ -102,7 +111,8 @@ class GemmTiered
     if (!s) return s;
     if constexpr (kHasHopperTier) {
       typename HopperTier::Params p{};
-      if (!is_empty(args) && hopper_params(p, args)) return HopperTier::launch(p, args, stream);
+      if (!is_empty(args) && hopper_params(p, args))
+        return HopperTier::launch(p, for_hopper(args), stream);
     }
     return Sm80::launch(args, stream);
   }
@@ -115,7 +125,7 @@ class GemmTiered
     if constexpr (kHasHopperTier) {
       typename HopperTier::Params p{};
       s = hopper_params(p, args);
-      return !s || is_empty(args) ? s : HopperTier::launch(p, args, stream);
+      return !s || is_empty(args) ? s : HopperTier::launch(p, for_hopper(args), stream);
     } else {
       return Status::error(Status::Code::kInvalidArgument,
                            "GemmMultistage: this instantiation has no Hopper tier (it needs "
@@ -128,15 +138,32 @@ class GemmTiered
  private:
   static bool is_empty(const Arguments& a) { return a.m == 0 || a.n == 0 || a.batch_count == 0; }
 
-  // Whether the Hopper tier would copy A or B of `a` K-major: an operand to copy, and the Ampere
-  // tier's 16-byte data-parallel kernel as the alternative (not split-K, stream-K or narrow).
+  // `a` as the Hopper tier runs it: for arguments that are not 16-byte aligned, split_k and
+  // stream_k are ignored, as the narrow kernel ignores them.
+  static Arguments for_hopper(const Arguments& a) {
+    if (Sm80::kernel_for(a) != Sm80Kernel::kNarrow) return a;
+    Arguments h = a;
+    h.split_k = 1;
+    h.stream_k = 0;
+    return h;
+  }
+
+  // Whether the Hopper tier would copy A or B of `a`: an operand to copy, and the Ampere tier's
+  // data-parallel or narrow kernel as the alternative (not split-K or stream-K; arguments that
+  // are not 16-byte aligned only with the narrow kernel compiled in, else they are refused).
   static bool copies_operands(const Arguments& a) {
-    return (kCopyA || kCopyB) && HopperTier::copies(a) &&
-           Sm80::kernel_for(a) == Sm80Kernel::kDataParallel;
+    if constexpr (kHasHopperTier) {
+      const Sm80Kernel k = Sm80::kernel_for(a);
+      return ((k == Sm80Kernel::kDataParallel && Sm80::vector_aligned(a)) ||
+              k == Sm80Kernel::kNarrow) &&
+             HopperTier::copies(for_hopper(a));
+    } else {
+      return false;
+    }
   }
 
   // The Hopper tier's parameters for `args` (accepted by can_implement), if it takes them: only
-  // where the Ampere tier would run its 16-byte data-parallel kernel. Otherwise the reason.
+  // where the Ampere tier would run its data-parallel or narrow kernel. Otherwise the reason.
   template <class HopperParams>
   static Status hopper_params(HopperParams& p, const Arguments& a) {
     const auto refuse = [](const std::string& why) {
@@ -147,15 +174,10 @@ class GemmTiered
         return refuse("stream_k = " + std::to_string(a.stream_k) + " runs on the Ampere tier only");
       case Sm80Kernel::kSplitK:
         return refuse("split_k = " + std::to_string(a.split_k) + " runs on the Ampere tier only");
-      case Sm80Kernel::kNarrow:
-        if (HopperTier::copies(a))
-          return refuse(
-              "tf32 with A column-major or B row-major takes the Hopper tier only with "
-              "16-byte aligned arguments (the narrow kernel runs the others)");
-        break;
+      case Sm80Kernel::kNarrow:  // HopperTier::params says what it cannot take
       case Sm80Kernel::kDataParallel: break;
     }
-    return HopperTier::params(p, a);
+    return HopperTier::params(p, for_hopper(a));
   }
 };
 

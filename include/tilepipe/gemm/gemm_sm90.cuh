@@ -128,10 +128,11 @@ class GemmSm90 {
     return cudaGetDevice(&device) == cudaSuccess && hopper_tier_available(device);
   }
 
-  //! The device-free checks: GemmMultistage's with 16-byte alignment (TMA's base addresses and
-  //! strides must be multiples of 16 bytes), split-K's and stream-K's, and the workspace where
-  //! they need one. GemmMultistage runs arguments it refuses for alignment on its Ampere tier's
-  //! narrow kernel.
+  //! The device-free checks: GemmMultistage's with A and B 16-byte aligned (TMA's base addresses
+  //! and strides must be multiples of 16 bytes; a D that is not is written from the registers, C
+  //! is read element by element), split-K's and stream-K's, and the workspace where they need
+  //! one. GemmMultistage runs A or B that this refuses for alignment on copies (hopper_tier.cuh)
+  //! or on its narrow kernel.
   static Status check_arguments(const Arguments& a) {
     using Checks = detail::GemmArgumentChecks<LayoutA, LayoutB>;
     Status s = Checks::check_stream_k_request(a);
@@ -139,7 +140,8 @@ class GemmSm90 {
     const std::size_t workspace = workspace_size(a);
     s = Checks::check(a, Config::kM, Config::kN, split_k_slices(a.k, a.split_k, kTileK),
                       a.stream_k > 0 ? 0 : workspace, /*split_k_compiled=*/true,
-                      /*any_alignment=*/false);
+                      /*any_alignment=*/true);
+    if (s) s = Checks::check_ab_vector_aligned(a);
     if (!s) return s;
     return Checks::check_stream_k(a, a.stream_k > 0, workspace, /*compiled=*/true);
   }

@@ -2,8 +2,8 @@
 //! \file
 //! The K-major copy of an f32 operand: how GemmMultistage runs tf32 with A column-major or B
 //! row-major on the Hopper tier, whose wgmma reads tf32 operands from shared memory only K-major.
-//! `KMajorWorkspace` places the copies in the caller's workspace; `transpose_to_k_major` makes
-//! one, a kernel of 32 x 32 tiles through shared memory (layout/transpose_tile.cuh) with 16-byte
+//! `transpose_to_k_major` makes one in the caller's workspace (where: layout/copy_workspace.cuh),
+//! a kernel of 32 x 32 tiles through shared memory (layout/transpose_tile.cuh) with 16-byte
 //! loads and stores, before the GEMM reads it with TMA.
 
 #include <cuda_runtime.h>
@@ -17,35 +17,6 @@
 #include "launch.cuh"
 
 namespace tilepipe {
-
-//! Where the K-major copies of A (`m x k`, then row-major) and B (`k x n`, then column-major) lie
-//! in a workspace: A's at its start, B's after it. Each copy's rows (A's rows, B's columns) are
-//! `ld` floats apart, K rounded up to 4 (TMA's strides are multiples of 16 bytes); an operand
-//! whose batch stride is 0 (or with one batch) is copied once, else once per batch.
-struct KMajorWorkspace {
-  std::int64_t ld = 0;              //!< leading dimension of both copies
-  std::int64_t batch_stride_a = 0;  //!< elements between A's copies, 0 for one copy
-  std::int64_t batch_stride_b = 0;  //!< elements between B's copies, 0 for one copy
-  std::size_t offset_b = 0;         //!< bytes from the workspace's start to B's copy
-  std::size_t bytes = 0;            //!< the whole workspace
-
-  //! The layout for the copies of A (`copy_a`) and B (`copy_b`) of one GEMM's arguments.
-  static KMajorWorkspace make(bool copy_a, bool copy_b, int m, int n, int k, int batches,
-                              std::int64_t batch_stride_a, std::int64_t batch_stride_b) {
-    KMajorWorkspace w;
-    w.ld = (std::int64_t(k) + 3) / 4 * 4;
-    const bool batched_a = batches > 1 && batch_stride_a != 0;
-    const bool batched_b = batches > 1 && batch_stride_b != 0;
-    w.batch_stride_a = batched_a ? m * w.ld : 0;
-    w.batch_stride_b = batched_b ? n * w.ld : 0;
-    const std::int64_t elements_a = copy_a ? m * w.ld * (batched_a ? batches : 1) : 0;
-    const std::int64_t elements_b = copy_b ? n * w.ld * (batched_b ? batches : 1) : 0;
-    // ld is a multiple of 4 floats, so B's copy starts 16-byte aligned.
-    w.offset_b = static_cast<std::size_t>(elements_a) * sizeof(float);
-    w.bytes = static_cast<std::size_t>(elements_a + elements_b) * sizeof(float);
-    return w;
-  }
-};
 
 //! One K-major copy: `src` holds `batches` matrices of `k` lines of `rows` contiguous floats
 //! (line `kk` at `src + kk * ld_src`: A column-major, rows = M, or B row-major, rows = N);
