@@ -2,10 +2,11 @@
 //! \file
 //! GemmAuto: the provided GEMM with its tile configuration and split-K factor chosen per problem
 //! by GemmAutoHeuristic (gemm_auto_heuristic.cuh), so that small and skinny problems are not run
-//! with a tile made for large ones. Arguments that are not 16-byte aligned run the Medium
-//! configuration's narrow kernel, without split-K, whatever the rule says: only Medium is
-//! compiled with one, so GemmAuto adds one kernel, not three, for them; `GemmAuto<...,
-//! AnyAlignment = false>` compiles none and refuses such arguments.
+//! with a tile made for large ones. Arguments that are not 16-byte aligned run, on a device with
+//! the Hopper tier and where the rule picks the Large tile, that tile on pitched copies of A or B
+//! in the workspace (HopperOnCopies); otherwise the Medium configuration's narrow kernel, without
+//! split-K: only Medium is compiled with one, so GemmAuto adds one kernel, not three, for them;
+//! `GemmAuto<..., AnyAlignment = false>` compiles none and refuses such arguments.
 
 #include <cuda_runtime.h>
 
@@ -80,6 +81,11 @@ class GemmAuto {
   using Hopper64x64 =
       GemmSm90<ElementAB, ElementD, LayoutA, LayoutB, GemmAutoHopper64x64Config::kStages, OutputOp,
                GemmAutoHopper64x64Config>;
+  //! What the Large configuration runs for arguments that are not 16-byte aligned on a device
+  //! that runs the Hopper tier: `Hopper` on pitched copies of A or B where they need one
+  //! (hopper_tier.cuh), with a D that is not aligned written from the registers.
+  using HopperOnCopies = detail::HopperTier<ElementAB, ElementD, LayoutA, LayoutB,
+                                            GemmAutoHopperLargeConfig::kStages, OutputOp>;
   static constexpr Layout kLayoutA = LayoutA;
   static constexpr Layout kLayoutB = LayoutB;
 
@@ -89,7 +95,8 @@ class GemmAuto {
     if (!current_sm_count(&sms)) return GemmTier::kAmpere;
     const Arguments a = with_split(args, 1);
     switch (select(args, sms).tile) {
-      case Config::Tile::kLarge: return takes<Hopper>(a) ? GemmTier::kHopper : GemmTier::kAmpere;
+      case Config::Tile::kLarge:
+        return on_copies(a) || takes<Hopper>(a) ? GemmTier::kHopper : GemmTier::kAmpere;
       case Config::Tile::kHopper64x128:
         return takes<Hopper64x128>(a) ? GemmTier::kHopper : GemmTier::kAmpere;
       case Config::Tile::kHopper64x64:
@@ -102,7 +109,17 @@ class GemmAuto {
   //! configuration runs on tier `large_tier` (no device needed): the heuristic's, or Medium for
   //! arguments that are not 16-byte aligned.
   static Config select(const Arguments& args, int sm_count, GemmTier large_tier) {
-    if (AnyAlignment && !Medium::vector_aligned(args)) return Config{Config::Tile::kMedium, 1};
+    if (AnyAlignment && !Medium::vector_aligned(args)) {
+      // On the Hopper tier the problems that take its Large tile run it on copies; the others
+      // (small M or N, where copying the operands would cost more than it saves) the narrow
+      // kernel.
+      if (large_tier == GemmTier::kHopper) {
+        const Config c = Heuristic::select(args.m, args.n, args.k, args.batch_count, sm_count,
+                                           GemmTier::kHopper);
+        if (c.tile == Config::Tile::kLarge) return c;
+      }
+      return Config{Config::Tile::kMedium, 1};
+    }
     return Heuristic::select(args.m, args.n, args.k, args.batch_count, sm_count, large_tier);
   }
   //! The same, with the Large configuration's tier on the current device for `args`.
@@ -111,7 +128,10 @@ class GemmAuto {
   }
   //! The tier the Large configuration takes for `args` on the current device.
   static GemmTier large_tier(const Arguments& args) {
-    return Hopper::can_implement(with_split(args, 1)) ? GemmTier::kHopper : GemmTier::kAmpere;
+    const Arguments a = with_split(args, 1);
+    if (AnyAlignment && !Medium::vector_aligned(a))
+      return unaligned_on_hopper(a) ? GemmTier::kHopper : GemmTier::kAmpere;
+    return Hopper::can_implement(a) ? GemmTier::kHopper : GemmTier::kAmpere;
   }
 
   //! Bytes of workspace `run` needs for `args` on a GPU with `sm_count` SMs.
@@ -130,7 +150,9 @@ class GemmAuto {
     const Arguments a = with_split(args, config);
     switch (config.tile) {
       case Config::Tile::kSmall: return Small::workspace_size(a);
-      case Config::Tile::kLarge: return config.stream_k > 0 ? Hopper::workspace_size(a) : 0;
+      case Config::Tile::kLarge:
+        if (on_copies(a)) return HopperOnCopies::workspace_layout(a).bytes;
+        return config.stream_k > 0 ? Hopper::workspace_size(a) : 0;
       // Where the Hopper tier cannot run them, these run as the Small tile with the same split.
       case Config::Tile::kHopper64x128:
         return std::max(Hopper64x128::workspace_size(a), Small::workspace_size(a));
@@ -153,7 +175,12 @@ class GemmAuto {
     if (!valid(config)) return invalid_config(config);
     const Arguments a = with_split(args, config);
     switch (config.tile) {
-      case Config::Tile::kLarge: return can_implement_hopper<Hopper, Large>(a);
+      case Config::Tile::kLarge:
+        if (on_copies(a)) {
+          typename HopperOnCopies::Params p{};
+          return HopperOnCopies::params(p, a);
+        }
+        return can_implement_hopper<Hopper, Large>(a);
       case Config::Tile::kMedium: return Medium::can_implement(a);
       case Config::Tile::kSmall: return Small::can_implement(a);
       case Config::Tile::kHopper64x128: return can_implement_hopper<Hopper64x128, Small>(a);
@@ -178,7 +205,13 @@ class GemmAuto {
     if (!valid(config)) return invalid_config(config);
     const Arguments a = with_split(args, config);
     switch (config.tile) {
-      case Config::Tile::kLarge: return run_on_hopper<Hopper, Large>(a, stream);
+      case Config::Tile::kLarge:
+        if (on_copies(a)) {
+          typename HopperOnCopies::Params p{};
+          const Status s = HopperOnCopies::params(p, a);
+          return s ? HopperOnCopies::launch(p, a, stream) : s;
+        }
+        return run_on_hopper<Hopper, Large>(a, stream);
       case Config::Tile::kMedium: return Medium::run(a, stream);
       case Config::Tile::kSmall: return Small::run(a, stream);
       case Config::Tile::kHopper64x128: return run_on_hopper<Hopper64x128, Small>(a, stream);
@@ -196,6 +229,16 @@ class GemmAuto {
   }
 
  private:
+  // Whether the Hopper tier runs `a`, which is not 16-byte aligned, on copies (f16 and bf16 on an
+  // sm_90a device; tf32 A and B must be aligned).
+  static bool unaligned_on_hopper(const Arguments& a) {
+    return !std::is_same_v<ElementAB, float> && Hopper::available();
+  }
+  // Whether the Large configuration runs `a` on the Hopper tier on copies.
+  static bool on_copies(const Arguments& a) {
+    return AnyAlignment && !Medium::vector_aligned(a) && unaligned_on_hopper(a);
+  }
+
   // Whether the Hopper tier's GEMM `H` runs `args` here (its checks, then its tensor maps).
   template <class H>
   static bool takes(const Arguments& args, typename H::Params* params = nullptr) {
