@@ -348,9 +348,10 @@ std::string check_problem(const Problem& p, cublasHandle_t handle, Stats& stats)
     args.scale_row = d_scale.get();
     args.bias_col = d_bias.get();
   }
+  // The tier first: the Hopper tier's split-K and stream-K ask for their own workspace.
+  args.tier = p.hopper ? tilepipe::GemmTier::kHopper : tilepipe::GemmTier::kAmpere;
   const auto workspace = make_workspace(cfg, args);
   if (!workspace) return "cudaMalloc failed (workspace)";
-  args.tier = p.hopper ? tilepipe::GemmTier::kHopper : tilepipe::GemmTier::kAmpere;
   const tilepipe::Status status = cfg.run(args, nullptr);
   if (!status) return "run refused a valid problem: " + status.message();
   e = cudaDeviceSynchronize();

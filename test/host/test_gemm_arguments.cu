@@ -441,7 +441,8 @@ TEST(GemmArguments, Tf32HopperTierIsKMajorOnly) {
   static_assert(Sm90F32::kSharedBytes == Sm90F16::kSharedBytes);
   static_assert(Sm90F32::Mainloop::k_tiles(33) == 2 && Sm90F32::Mainloop::k_tiles(32) == 1);
 
-  // Its checks count k in 32-float k-tiles: split-K is refused only where K spans more than one.
+  // Its checks count k in 32-float k-tiles: split-K needs a workspace only where K spans more
+  // than one.
   Sm90F32::Arguments f;
   f.m = 10;
   f.n = 10;
@@ -457,7 +458,10 @@ TEST(GemmArguments, Tf32HopperTierIsKMajorOnly) {
   f.k = 33;
   const Status s = Sm90F32::check_arguments(f);
   EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
-  EXPECT_NE(s.message().find("does not split K"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("workspace is a null pointer"), std::string::npos) << s.message();
+  EXPECT_EQ(Sm90F32::workspace_size(f),
+            Sm90F32::Kernel::workspace_bytes(Sm90F32::scheduler(f, /*workers=*/1)));
+  EXPECT_GT(Sm90F32::workspace_size(f), 0u);
   // And TMA's 16 bytes: 4 floats.
   f.split_k = 1;
   f.lda = 42;
