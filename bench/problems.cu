@@ -96,7 +96,13 @@ bool make_buffers(const Problem& p, std::size_t l2_bytes, std::uint64_t seed, cu
   buf->elems_b = std::size_t(p.k) * p.n;
   buf->elems_d = std::size_t(p.m) * p.n;
   buf->elem_bytes = tptest::size_of(p.dtype);
-  const std::size_t set_bytes = buf->elem_bytes * (buf->elems_a + buf->elems_b + buf->elems_d);
+  const auto set_stride = [&](std::size_t elems) {
+    return (buf->elem_bytes * elems + kSetAlignment - 1) / kSetAlignment * kSetAlignment;
+  };
+  buf->bytes_a = set_stride(buf->elems_a);
+  buf->bytes_b = set_stride(buf->elems_b);
+  buf->bytes_d = set_stride(buf->elems_d);
+  const std::size_t set_bytes = buf->bytes_a + buf->bytes_b + buf->bytes_d;
   int sets = int(std::ceil(kL2Factor * double(l2_bytes) / double(set_bytes)));
   sets = std::clamp(sets, 1, 1024);
   std::size_t free_bytes = 0, total_bytes = 0;
@@ -110,14 +116,17 @@ bool make_buffers(const Problem& p, std::size_t l2_bytes, std::uint64_t seed, cu
   }
   sets = int(std::min<std::size_t>(sets, (free_bytes - ref_bytes - reserve) / set_bytes));
   buf->sets = sets;
-  CHECK_CUDA(cudaMalloc(&buf->a, buf->elem_bytes * buf->elems_a * sets));
-  CHECK_CUDA(cudaMalloc(&buf->b, buf->elem_bytes * buf->elems_b * sets));
-  CHECK_CUDA(cudaMalloc(&buf->d, buf->elem_bytes * buf->elems_d * sets));
+  CHECK_CUDA(cudaMalloc(&buf->a, buf->bytes_a * sets));
+  CHECK_CUDA(cudaMalloc(&buf->b, buf->bytes_b * sets));
+  CHECK_CUDA(cudaMalloc(&buf->d, buf->bytes_d * sets));
   CHECK_CUDA(cudaMalloc(&buf->ref, ref_bytes));
-  // Uniform in [-1, 1): the hash of (seed, index) that the device tests use (device_fill.cuh).
-  CHECK_CUDA(tptest::fill(p.dtype, buf->a, buf->elems_a * sets, seed * 2, /*range=*/0, stream));
-  CHECK_CUDA(tptest::fill(p.dtype, buf->b, buf->elems_b * sets, seed * 2 + 1, /*range=*/0, stream));
-  CHECK_CUDA(cudaMemsetAsync(buf->d, 0xFF, buf->elem_bytes * buf->elems_d * sets, stream));
+  // Uniform in [-1, 1): the hash of (seed, index) that the device tests use (device_fill.cuh),
+  // the padding between the sets included (kSetAlignment is a multiple of every element size).
+  const std::size_t elems_a = buf->bytes_a / buf->elem_bytes * sets;
+  const std::size_t elems_b = buf->bytes_b / buf->elem_bytes * sets;
+  CHECK_CUDA(tptest::fill(p.dtype, buf->a, elems_a, seed * 2, /*range=*/0, stream));
+  CHECK_CUDA(tptest::fill(p.dtype, buf->b, elems_b, seed * 2 + 1, /*range=*/0, stream));
+  CHECK_CUDA(cudaMemsetAsync(buf->d, 0xFF, buf->bytes_d * sets, stream));
   return true;
 }
 

@@ -66,25 +66,31 @@ class ProblemSet {
   std::vector<Problem> run_order_;
 };
 
+//! Each input set of A, B and D starts this many bytes apart from the next, rounded up, as
+//! cudaMalloc aligns its blocks: a problem with odd sizes gets odd leading dimensions (as real
+//! models do), never an odd base pointer from the set it runs on.
+constexpr std::size_t kSetAlignment = 256;
+
 //! Device memory of one problem: `sets` copies of A, B and D, so that one pass over them covers
 //! kL2Factor times the L2 and no run finds its inputs there, and the f32 reference.
 struct Buffers {
   std::size_t elems_a = 0, elems_b = 0, elems_d = 0;
-  std::size_t elem_bytes = 2;  // of A, B and D: the problem's data type
+  std::size_t elem_bytes = 2;                         // of A, B and D: the problem's data type
+  std::size_t bytes_a = 0, bytes_b = 0, bytes_d = 0;  // from one set to the next (kSetAlignment)
   int sets = 0;
-  void* a = nullptr;     // sets x elems_a
-  void* b = nullptr;     // sets x elems_b
-  void* d = nullptr;     // sets x elems_d
+  void* a = nullptr;     // sets x bytes_a
+  void* b = nullptr;     // sets x bytes_b
+  void* d = nullptr;     // sets x bytes_d
   float* ref = nullptr;  // m x n, row-major: the cuBLAS f32-output reference on set 0
 
-  const void* a_of(int s) const { return static_cast<const char*>(a) + elem_bytes * elems_a * s; }
-  const void* b_of(int s) const { return static_cast<const char*>(b) + elem_bytes * elems_b * s; }
-  void* d_of(int s) const { return static_cast<char*>(d) + elem_bytes * elems_d * s; }
+  const void* a_of(int s) const { return static_cast<const char*>(a) + bytes_a * s; }
+  const void* b_of(int s) const { return static_cast<const char*>(b) + bytes_b * s; }
+  void* d_of(int s) const { return static_cast<char*>(d) + bytes_d * s; }
 
   void release();
 };
 
-// Leading dimensions: tight (every size in the benchmark is a multiple of 8 elements).
+// Leading dimensions: tight, so odd sizes give odd leading dimensions.
 inline std::int64_t lda_of(const Problem& p) { return p.layout == LayoutPair::kTN ? p.k : p.m; }
 inline std::int64_t ldb_of(const Problem& p) { return p.k; }  // B is column-major in both layouts
 inline std::int64_t ldd_of(const Problem& p) { return p.n; }
