@@ -5,8 +5,10 @@
 //
 // 1. Measures the mma.sync m16n8k16 f32-accumulate peak (f16 and bf16) with a register-only
 //    microbenchmark (mma_peak.cu).
-// 2. For every problem (square M = N = K from 512 to 16384; the model shapes M in {16, 128, 1024,
-//    8192} x (N, K) in {(4096, 4096), (14336, 4096), (4096, 14336)}), for f16 and bf16, TN and NN,
+// 2. For every problem (problems.cuh: square M = N = K from 512 to 16384; the model shapes M in
+//    {16, 128, 1024, 8192} x (N, K) in {(4096, 4096), (14336, 4096), (4096, 14336)}; the edge
+//    problem 1000 x 3000 x 4104; for f16 and bf16, TN and NN; and the irregular group: decode with
+//    M from 1 to 128, few tiles with long K, odd sizes and leading dimensions, partial last waves),
 //    times cuBLAS (cublasGemmEx, f32 compute, D in the input type) and a set of GemmMultistage
 //    configurations: the whole tile x stage sweep for f16 TN at 2048, 4096 and 8192; elsewhere the
 //    default (DefaultGemmPolicy<4>: 256x128x64 in a build for sm_90 only, else 256x128x32), the
