@@ -149,6 +149,10 @@ struct TilepipeKernel {
   //! Checks the arguments and launches on the stream (GemmMultistage::run), alpha = 1, beta = 0,
   //! with `Operands::workspace`.
   tilepipe::Status (*run)(const Operands&, cudaStream_t);
+  //! GemmMultistage::can_implement for the operands (with their workspace) on the current device:
+  //! a problem it refuses (the benchmark's kernels take only 16-byte aligned operands) is skipped,
+  //! with the reason, not counted as a failure.
+  tilepipe::Status (*can_implement)(const Operands&);
   //! GemmMultistage::workspace_size: for f32 NN under MathTF32, the K-major copy of A that the
   //! Hopper tier makes (and times as part of the call); 0 for the others.
   std::size_t (*workspace_size)(const Operands&);

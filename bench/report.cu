@@ -204,7 +204,9 @@ void print_tables(const Results& res, const RunInfo& run) {
       "auto = tilepipe::GemmAuto (heuristic tile and split-K), with the configuration it chose.\n"
       "/peak = ratio to the mma.sync peak at the start of the run; /now = ratio to the peak timed "
       "in turns\n"
-      "with the problem's configurations (the same clock).\n",
+      "with the problem's configurations (the same clock). check: failed verifications, the "
+      "configurations timed besides cuBLAS, and those whose own checks refused the problem "
+      "(skipped).\n",
       kDefaultConfig.name().c_str());
   std::printf(
       "%-5s %-3s %-18s %8s %6s | %8s %6s %6s %5s | %-22s %8s %6s %6s %5s | %-28s %8s %6s %6s | "
@@ -217,17 +219,23 @@ void print_tables(const Results& res, const RunInfo& run) {
     const Record* d = res.tilepipe_of(p, kDefaultConfig);
     const Record* b = res.best_tilepipe(p);
     const Record* a = res.auto_of(p);
-    int timed = 0, failed = c->verified ? 0 : 1;
+    int timed = 0, skipped = 0, failed = c->verified ? 0 : 1;
     for (const auto& r : res.records)
       if (!r.cublas && same_problem(r.problem, p)) {
+        if (r.is_skipped()) {
+          ++skipped;
+          continue;
+        }
         ++timed;
         failed += r.verified ? 0 : 1;
       }
-    const std::string check = failed ? "FAILED " + std::to_string(failed) : "ok";
+    const std::string check = (failed ? "FAILED " + std::to_string(failed) : "ok") + " (" +
+                              std::to_string(timed) + " configs" +
+                              (skipped ? ", " + std::to_string(skipped) + " refused" : "") + ")";
     const double auto_best = a && b && b->tflops > 0 ? a->tflops / b->tflops : NAN;
     std::printf(
         "%-5s %-3s %-18s %8s %6s | %8s %6s %6s %5s | %-22s %8s %6s %6s %5s | %-28s %8s %6s %6s | "
-        "%s (%d configs)\n",
+        "%s\n",
         name_of(p.dtype), name_of(p.layout), p.shape().c_str(), fmt("%.1f", c->tflops).c_str(),
         fmt("%.0f", c->peak_now).c_str(),
         d ? (fmt("%.1f", d->tflops) + (d->verified ? "" : "!")).c_str() : "-",
@@ -241,7 +249,7 @@ void print_tables(const Results& res, const RunInfo& run) {
         a ? a->auto_choice().name().c_str() : "-",
         a ? (fmt("%.1f", a->tflops) + (a->verified ? "" : "!")).c_str() : "-",
         a ? fmt("%.2f", res.ratio_cublas(*a)).c_str() : "-", fmt("%.2f", auto_best).c_str(),
-        check.c_str(), timed);
+        check.c_str());
   }
   // The issue's target: GemmAuto at >= 0.5 x cuBLAS on every problem.
   int below = 0, with_auto = 0;
@@ -276,8 +284,9 @@ void write_json(const Results& res, const RunInfo& run) {
   const int cublas_version = run.cublas_version;
   cudaRuntimeGetVersion(&runtime);
   cudaDriverGetVersion(&driver);
-  // Schema 4: the peers (top-level "peers", their records' "kernel", "ratio_peers").
-  std::fprintf(f, "{\n  \"schema\": \"tilepipe-gemm-bench/4\",\n");
+  // Schema 4: the peers (top-level "peers", their records' "kernel", "ratio_peers"). Schema 5:
+  // the group "irregular", records' "skipped" (why the kernel refused the problem, else null).
+  std::fprintf(f, "{\n  \"schema\": \"tilepipe-gemm-bench/5\",\n");
   std::fprintf(f, "  \"date\": %s,\n", json_string(date_utc()).c_str());
   std::fprintf(f, "  \"command\": %s,\n", json_string(o.command_line).c_str());
   std::fprintf(f,
@@ -365,13 +374,14 @@ void write_json(const Results& res, const RunInfo& run) {
         "\"runs\": %d, \"sets\": %d, "
         "\"tflops\": %s, \"ratio_cublas\": %s, \"ratio_peak\": %s, \"peak_now_tflops\": %s, "
         "\"ratio_peak_now\": %s, \"rel_error\": %s, "
-        "\"nonfinite\": %llu, \"verified\": %s, \"error\": %s}%s\n",
+        "\"nonfinite\": %llu, \"verified\": %s, \"error\": %s, \"skipped\": %s}%s\n",
         json_number(r.median_ms).c_str(), json_number(r.min_ms).c_str(),
         json_number(r.q1_ms).c_str(), json_number(r.q3_ms).c_str(), json_number(r.max_ms).c_str(),
         r.runs, r.sets, json_number(r.tflops).c_str(), json_number(res.ratio_cublas(r)).c_str(),
         json_number(res.ratio_peak(r)).c_str(), json_number(r.peak_now).c_str(),
         json_number(res.ratio_peak_now(r)).c_str(), json_number(r.rel_error).c_str(), r.nonfinite,
         r.verified ? "true" : "false", json_string(r.error).c_str(),
+        r.is_skipped() ? json_string(r.skipped).c_str() : "null",
         i + 1 < res.records.size() ? "," : "");
   }
   std::fprintf(f, "  ]\n}\n");

@@ -38,6 +38,9 @@ struct Record {
   unsigned long long nonfinite = 0;
   bool verified = false;
   std::string error;  // a launch that failed (can_implement, cuBLAS status)
+  // Why the kernel's own argument check refused the problem (e.g. an odd leading dimension for a
+  // kernel of 16-byte accesses): neither run nor counted as a failure.
+  std::string skipped;
 
   std::string config_name() const {
     if (cublas) return cublas_tf32 ? "cublas-tf32" : "cublas";
@@ -57,6 +60,7 @@ struct Record {
   // One of tilepipe's compiled configurations.
   bool is_fixed_config() const { return !cublas && !is_auto && !is_peer(); }
   bool is_default() const { return is_fixed_config() && config == kDefaultConfig; }
+  bool is_skipped() const { return !skipped.empty(); }
 };
 
 struct Results {
