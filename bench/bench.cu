@@ -211,36 +211,35 @@ void Bench::run_problem(const Problem& p, std::uint64_t seed) {
     };
     entries.push_back({r, launch});
   }
-  // GemmAuto: the heuristic's choice, with a workspace of the size it asks for.
+  // GemmAuto: the heuristic's choice for the operands (unaligned ones run Medium's narrow kernel),
+  // with the workspace GemmAuto::workspace_size asks for on this device, allocated here, outside
+  // the timed runs (every input set has set 0's alignment: kSetAlignment).
   void* auto_workspace = nullptr;
   if (const AutoKernel* ak = find_auto_kernel(autos_, p.dtype, p.layout)) {
-    Operands shape;
-    shape.m = p.m;
-    shape.n = p.n;
-    shape.k = p.k;
-    const AutoChoice choice = ak->select(shape, prop_.multiProcessorCount);
+    const Operands op0 = operands_of(p, buf, 0);
+    const AutoChoice choice = ak->select(op0, prop_.multiProcessorCount);
     Record r;
     r.problem = p;
     r.is_auto = true;
     r.config = choice.config;
     r.split_k = choice.split_k;
-    r.workspace_bytes = choice.workspace_bytes;
-    r.auto_hopper = choice.hopper;
+    r.auto_name = choice.name();
+    r.workspace_bytes = ak->workspace_size(op0);
     // Shared memory, threads and registers of the chosen tile's ordinary kernel, when the
-    // benchmark compiles that configuration too (with split-K another kernel runs first; on
-    // the Hopper tier, none of the table's kernels runs).
+    // benchmark compiles that configuration too and it takes these operands (with split-K another
+    // kernel runs first; on the Hopper tier, or for unaligned operands, none of the table's).
     const TilepipeKernel* k =
         choice.hopper ? nullptr : find_kernel(kernels_, p.dtype, p.layout, choice.config);
-    if (k) {
+    if (k && k->can_implement(op0)) {
       r.smem_bytes = k->smem_bytes;
       r.threads = k->threads;
       r.resources = resources_of(k);
     }
-    if (choice.workspace_bytes > 0) CHECK_CUDA(cudaMalloc(&auto_workspace, choice.workspace_bytes));
-    Launch launch = [&, ak, choice](int s) -> std::string {
+    if (r.workspace_bytes > 0) CHECK_CUDA(cudaMalloc(&auto_workspace, r.workspace_bytes));
+    Launch launch = [&, ak, bytes = r.workspace_bytes](int s) -> std::string {
       Operands op = operands_of(p, buf, s);
       op.workspace = auto_workspace;
-      op.workspace_bytes = choice.workspace_bytes;
+      op.workspace_bytes = bytes;
       const tilepipe::Status st = ak->run(op, stream_);
       return st ? "" : st.message();
     };

@@ -15,10 +15,12 @@
 //    candidates of kCandidateConfigs, the best configuration of the f16 TN sweep at 4096, and for
 //    f16 TN squares DefaultGemmPolicy<S> for S = 2..6. At 16384^3 only the default, the best of the
 //    sweep and (f16 TN) the defaults of every stage count.
-//    On every problem also "auto": tilepipe::GemmAuto, whose heuristic picks the tile and the
-//    split-K factor (with a workspace); its choice is in the summary and the JSON. Where the
-//    default runs the Hopper tier, the default tile at 3 and 4 stages on the Ampere tier too, as
-//    the peer column "tilepipe-ampere" (configs_ampere_tier.cu).
+//    On every problem also "auto": tilepipe::GemmAuto (any alignment), whose heuristic picks the
+//    tile and the split-K factor (with a workspace); its choice is in the summary and the JSON.
+//    A kernel whose own checks refuse a problem (odd leading dimensions) is skipped, with the
+//    reason; cuBLAS and GemmAuto run every problem. Where the default runs the Hopper tier, the
+//    default tile at 3 and 4 stages on the Ampere tier too, as the peer column "tilepipe-ampere"
+//    (configs_ampere_tier.cu).
 //    f32 A, B and D at the squares 2048 and 4096, TN and NN: tilepipe's f32 default tile under
 //    MathTF32 and MathSimtF32 against cuBLAS's tf32 GEMM (CUBLAS_COMPUTE_32F_FAST_TF32) and SGEMM
 //    (CUBLAS_COMPUTE_32F, also the reference), in a table of their own.

@@ -245,8 +245,7 @@ void print_tables(const Results& res, const RunInfo& run) {
         b ? fmt("%.1f", b->tflops).c_str() : "-",
         b ? fmt("%.2f", res.ratio_cublas(*b)).c_str() : "-",
         b ? fmt("%.2f", res.ratio_peak(*b)).c_str() : "-",
-        b ? fmt("%.2f", res.ratio_peak_now(*b)).c_str() : "-",
-        a ? a->auto_choice().name().c_str() : "-",
+        b ? fmt("%.2f", res.ratio_peak_now(*b)).c_str() : "-", a ? a->auto_name.c_str() : "-",
         a ? (fmt("%.1f", a->tflops) + (a->verified ? "" : "!")).c_str() : "-",
         a ? fmt("%.2f", res.ratio_cublas(*a)).c_str() : "-", fmt("%.2f", auto_best).c_str(),
         check.c_str());
@@ -358,8 +357,7 @@ void write_json(const Results& res, const RunInfo& run) {
           r.config.tile_m, r.config.tile_n, r.config.tile_k, r.config.warp_m, r.config.warp_n,
           r.config.stages, r.is_default() ? "true" : "false", r.split_k, r.workspace_bytes,
           r.threads, r.smem_bytes, r.resources.registers, r.resources.blocks_per_sm);
-    if (r.is_auto)
-      std::fprintf(f, "\"auto_config\": %s, ", json_string(r.auto_choice().name()).c_str());
+    if (r.is_auto) std::fprintf(f, "\"auto_config\": %s, ", json_string(r.auto_name).c_str());
     if (!r.is_peer()) {
       // Over the fastest verified configuration of each peer on the problem.
       std::fprintf(f, "\"ratio_peers\": {");

@@ -24,8 +24,8 @@ struct Record {
   std::string peer_config;   // and its configuration (PeerKernel::config)
   TileConfig config{};       // tilepipe only
   int split_k = 1;
-  std::size_t workspace_bytes = 0;  // GemmAuto's split-K, tf32 NN's copy of A, a peer's
-  bool auto_hopper = false;         // GemmAuto ran its Large choice on the Hopper tier
+  std::size_t workspace_bytes = 0;  // GemmAuto's, tf32 NN's copy of A, a peer's
+  std::string auto_name;            // GemmAuto's choice (AutoChoice::name)
   std::size_t smem_bytes = 0;
   int threads = 0;
   KernelResources resources;
@@ -45,16 +45,8 @@ struct Record {
   std::string config_name() const {
     if (cublas) return cublas_tf32 ? "cublas-tf32" : "cublas";
     if (is_peer()) return peer_config;
-    if (is_auto) return "auto(" + auto_choice().name() + ")";
+    if (is_auto) return "auto(" + auto_name + ")";
     return config.name();
-  }
-  AutoChoice auto_choice() const {
-    AutoChoice c;
-    c.config = config;
-    c.split_k = split_k;
-    c.workspace_bytes = workspace_bytes;
-    c.hopper = auto_hopper;
-    return c;
   }
   bool is_peer() const { return !peer.empty(); }
   // One of tilepipe's compiled configurations.
