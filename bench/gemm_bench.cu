@@ -24,9 +24,10 @@
 //    f32 A, B and D at the squares 2048 and 4096, TN and NN: tilepipe's f32 default tile under
 //    MathTF32 and MathSimtF32 against cuBLAS's tf32 GEMM (CUBLAS_COMPUTE_32F_FAST_TF32) and SGEMM
 //    (CUBLAS_COMPUTE_32F, also the reference), in a table of their own.
-// 3. Prints a table per sweep size, the f32 table and one summary table (LAST on stdout), and
-//    writes a JSON file (--json) that scripts/plot_bench.py turns into a plot. Progress goes to
-//    stderr.
+// 3. Prints a table per sweep size, the f32 table, one summary table and, LAST on stdout, the
+//    summary line: GemmAuto's worst ratio to cuBLAS (and where) and the geometric mean of the
+//    ratios, over every problem, the irregular group and the rest. Writes a JSON file (--json),
+//    the summary included, that scripts/plot_bench.py turns into a plot. Progress goes to stderr.
 //
 // Method (docs/performance.md says more): inputs uniform in [-1, 1) drawn on the device; enough
 // input sets (A, B, D) that one pass over them covers 3x the L2, used in turn; each configuration

@@ -48,6 +48,39 @@ std::string json_number(double x) {
   return buf;
 }
 
+// GemmAuto / cuBLAS over every problem, over the irregular group, and over the others.
+struct AutoSummaries {
+  AutoSummary all, irregular, regular;
+};
+
+AutoSummaries auto_summaries(const Results& res) {
+  return {res.auto_summary([](const Problem&) { return true; }),
+          res.auto_summary([](const Problem& p) { return p.group == "irregular"; }),
+          res.auto_summary([](const Problem& p) { return p.group != "irregular"; })};
+}
+
+// "worst 0.81 (f16/tn/1x4096x4096), geomean 1.01" (", 2 failed" where GemmAuto failed), or "-".
+std::string summary_text(const AutoSummary& s) {
+  if (s.problems == 0) return "-";
+  return "worst " + fmt("%.2f", s.worst) + " (" + s.worst_key + "), geomean " +
+         fmt("%.2f", s.geomean) + (s.failed ? ", " + std::to_string(s.failed) + " failed" : "");
+}
+
+// The run's one-line verdict on GemmAuto, last on stdout and in the JSON.
+std::string summary_line(const AutoSummaries& s) {
+  return "summary: GemmAuto / cuBLAS over " + std::to_string(s.all.problems) +
+         " problems: " + summary_text(s.all) + "; irregular (" +
+         std::to_string(s.irregular.problems) + "): " + summary_text(s.irregular) + "; regular (" +
+         std::to_string(s.regular.problems) + "): " + summary_text(s.regular);
+}
+
+std::string summary_json(const AutoSummary& s) {
+  return "{\"problems\": " + std::to_string(s.problems) +
+         ", \"failed\": " + std::to_string(s.failed) + ", \"worst\": " + json_number(s.worst) +
+         ", \"worst_problem\": " + (s.worst_key.empty() ? "null" : json_string(s.worst_key)) +
+         ", \"geomean\": " + json_number(s.geomean) + "}";
+}
+
 // tilepipe against each peer: one row per problem, one group of columns per peer (cuBLAS first),
 // each the peer's fastest verified configuration and tilepipe's default and best over it.
 void print_peer_table(const Results& res, const std::vector<Problem>& problems) {
@@ -268,6 +301,7 @@ void print_tables(const Results& res, const RunInfo& run) {
     std::printf("\nauto: %d of %d problems below 0.5 x cuBLAS; lowest %.2f x cuBLAS at %s (%s)\n",
                 below, with_auto, worst, worst_record->problem.key().c_str(),
                 worst_record->config_name().c_str());
+  std::printf("\n%s\n", summary_line(auto_summaries(res)).c_str());
   std::fflush(stdout);
 }
 
@@ -284,7 +318,8 @@ void write_json(const Results& res, const RunInfo& run) {
   cudaRuntimeGetVersion(&runtime);
   cudaDriverGetVersion(&driver);
   // Schema 4: the peers (top-level "peers", their records' "kernel", "ratio_peers"). Schema 5:
-  // the group "irregular", records' "skipped" (why the kernel refused the problem, else null).
+  // the group "irregular", records' "skipped" (why the kernel refused the problem, else null),
+  // and "summary" (GemmAuto / cuBLAS: the text's summary line, and its numbers).
   std::fprintf(f, "{\n  \"schema\": \"tilepipe-gemm-bench/5\",\n");
   std::fprintf(f, "  \"date\": %s,\n", json_string(date_utc()).c_str());
   std::fprintf(f, "  \"command\": %s,\n", json_string(o.command_line).c_str());
@@ -334,6 +369,11 @@ void write_json(const Results& res, const RunInfo& run) {
   for (std::size_t i = 0; i < peers.size(); ++i)
     std::fprintf(f, "%s%s", i ? ", " : "", json_string(peers[i]).c_str());
   std::fprintf(f, "],\n");
+  const AutoSummaries sums = auto_summaries(res);
+  std::fprintf(f,
+               "  \"summary\": {\"line\": %s, \"all\": %s, \"irregular\": %s, \"regular\": %s},\n",
+               json_string(summary_line(sums)).c_str(), summary_json(sums.all).c_str(),
+               summary_json(sums.irregular).c_str(), summary_json(sums.regular).c_str());
   std::fprintf(f, "  \"records\": [\n");
   for (std::size_t i = 0; i < res.records.size(); ++i) {
     const Record& r = res.records[i];

@@ -55,6 +55,16 @@ struct Record {
   bool is_skipped() const { return !skipped.empty(); }
 };
 
+//! GemmAuto over cuBLAS on a set of problems: those with a GemmAuto record and a verified cuBLAS
+//! one (Results::auto_summary).
+struct AutoSummary {
+  int problems = 0;
+  int failed = 0;         // where GemmAuto failed or did not run: ratio 0 for `worst`
+  double worst = NAN;     // the lowest GemmAuto / cuBLAS
+  std::string worst_key;  // its problem (Problem::key)
+  double geomean = NAN;   // of the ratios of the problems GemmAuto passed
+};
+
 struct Results {
   PeakResult peak[2];      // measured before the problems, by DType (f16, bf16; none for f32)
   PeakResult peak_end[2];  // and after them
@@ -122,6 +132,31 @@ struct Results {
   }
   double ratio_peak(const Record& r) const { return r.tflops / peak_of(r.problem.dtype); }
   static double ratio_peak_now(const Record& r) { return r.tflops / r.peak_now; }
+  // GemmAuto / cuBLAS over the problems that `selects` (a predicate on Problem) keeps.
+  template <class Selects>
+  AutoSummary auto_summary(Selects selects) const {
+    AutoSummary s;
+    double log_sum = 0;
+    int passed = 0;
+    for (const auto& r : records) {
+      const Record* c = r.is_auto && selects(r.problem) ? cublas_of(r.problem) : nullptr;
+      if (!c || !c->verified || !(c->tflops > 0)) continue;
+      ++s.problems;
+      const double ratio = r.verified ? r.tflops / c->tflops : 0.0;
+      if (r.verified) {
+        log_sum += std::log(ratio);
+        ++passed;
+      } else {
+        ++s.failed;
+      }
+      if (s.worst_key.empty() || ratio < s.worst) {
+        s.worst = ratio;
+        s.worst_key = r.problem.key();
+      }
+    }
+    if (passed) s.geomean = std::exp(log_sum / passed);
+    return s;
+  }
   // r's speed over the fastest verified configuration of a peer on r's problem.
   double ratio_peer(const Record& r, const std::string& name) const {
     const Record* b = best_peer(r.problem, name);
