@@ -76,9 +76,9 @@ class ProblemSet {
   std::vector<Problem> run_order_;
 };
 
-//! Each input set of A, B and D starts this many bytes apart from the next, rounded up, as
-//! cudaMalloc aligns its blocks: a problem with odd sizes gets odd leading dimensions (as real
-//! models do), never an odd base pointer from the set it runs on.
+//! The input sets of A, B and D lie this many bytes apart (each set's size rounded up), the
+//! alignment of cudaMalloc's blocks: odd sizes give odd leading dimensions, as in real models,
+//! but every set's base pointer stays aligned.
 constexpr std::size_t kSetAlignment = 256;
 
 //! Device memory of one problem: `sets` copies of A, B and D, so that one pass over them covers
