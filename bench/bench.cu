@@ -99,8 +99,14 @@ int Bench::run_all() {
   run.kernels = &kernels_;
   print_tables(results_, run);
   if (!o_.json_path.empty()) write_json(results_, run);
-  int failures = 0;
-  for (const Record& r : results_.records) failures += r.verified ? 0 : 1;
+  int failures = 0, skipped = 0;
+  for (const Record& r : results_.records) {
+    skipped += r.is_skipped() ? 1 : 0;
+    failures += r.verified || r.is_skipped() ? 0 : 1;
+  }
+  if (skipped)
+    std::fprintf(stderr, "[bench] %d configurations refused their problem (skipped: see above)\n",
+                 skipped);
   if (failures)
     std::fprintf(stderr, "[bench] %d results FAILED verification or did not run\n", failures);
   return failures ? 3 : 0;
@@ -177,7 +183,7 @@ void Bench::run_problem(const Problem& p, std::uint64_t seed) {
     entries.push_back({r, launch});
   }
   // tilepipe, each with the workspace it asks for (tf32 NN: the K-major copy of A, made inside
-  // the timed call).
+  // the timed call); a configuration whose checks refuse the problem is skipped, with the reason.
   std::vector<void*> workspaces;
   for (const TilepipeKernel* k : plan(p)) {
     Record r;
@@ -192,6 +198,10 @@ void Bench::run_problem(const Problem& p, std::uint64_t seed) {
       CHECK_CUDA(cudaMalloc(&workspace, r.workspace_bytes));
       workspaces.push_back(workspace);
     }
+    Operands checked = operands_of(p, buf, 0);
+    checked.workspace = workspace;
+    checked.workspace_bytes = r.workspace_bytes;
+    if (const tilepipe::Status st = k->can_implement(checked); !st) r.skipped = st.message();
     Launch launch = [&, k, workspace, bytes = r.workspace_bytes](int s) -> std::string {
       Operands op = operands_of(p, buf, s);
       op.workspace = workspace;
@@ -201,43 +211,42 @@ void Bench::run_problem(const Problem& p, std::uint64_t seed) {
     };
     entries.push_back({r, launch});
   }
-  // GemmAuto: the heuristic's choice, with a workspace of the size it asks for.
+  // GemmAuto: the heuristic's choice for the operands (unaligned ones run Medium's narrow kernel),
+  // with the workspace GemmAuto::workspace_size asks for on this device, allocated here, outside
+  // the timed runs (every input set has set 0's alignment: kSetAlignment).
   void* auto_workspace = nullptr;
   if (const AutoKernel* ak = find_auto_kernel(autos_, p.dtype, p.layout)) {
-    Operands shape;
-    shape.m = p.m;
-    shape.n = p.n;
-    shape.k = p.k;
-    const AutoChoice choice = ak->select(shape, prop_.multiProcessorCount);
+    const Operands op0 = operands_of(p, buf, 0);
+    const AutoChoice choice = ak->select(op0, prop_.multiProcessorCount);
     Record r;
     r.problem = p;
     r.is_auto = true;
     r.config = choice.config;
     r.split_k = choice.split_k;
-    r.workspace_bytes = choice.workspace_bytes;
-    r.auto_hopper = choice.hopper;
+    r.auto_name = choice.name();
+    r.workspace_bytes = ak->workspace_size(op0);
     // Shared memory, threads and registers of the chosen tile's ordinary kernel, when the
-    // benchmark compiles that configuration too (with split-K another kernel runs first; on
-    // the Hopper tier, none of the table's kernels runs).
+    // benchmark compiles that configuration too and it takes these operands (with split-K another
+    // kernel runs first; on the Hopper tier, or for unaligned operands, none of the table's).
     const TilepipeKernel* k =
         choice.hopper ? nullptr : find_kernel(kernels_, p.dtype, p.layout, choice.config);
-    if (k) {
+    if (k && k->can_implement(op0)) {
       r.smem_bytes = k->smem_bytes;
       r.threads = k->threads;
       r.resources = resources_of(k);
     }
-    if (choice.workspace_bytes > 0) CHECK_CUDA(cudaMalloc(&auto_workspace, choice.workspace_bytes));
-    Launch launch = [&, ak, choice](int s) -> std::string {
+    if (r.workspace_bytes > 0) CHECK_CUDA(cudaMalloc(&auto_workspace, r.workspace_bytes));
+    Launch launch = [&, ak, bytes = r.workspace_bytes](int s) -> std::string {
       Operands op = operands_of(p, buf, s);
       op.workspace = auto_workspace;
-      op.workspace_bytes = choice.workspace_bytes;
+      op.workspace_bytes = bytes;
       const tilepipe::Status st = ak->run(op, stream_);
       return st ? "" : st.message();
     };
     entries.push_back({r, launch});
   }
   // The other peers' kernels (peers.cuh) that run on this device, each with the workspace it
-  // asks for.
+  // asks for; those that refuse the problem are skipped, with the reason.
   std::vector<void*> peer_workspaces;
   for (const PeerKernel& k : peers_) {
     if (k.dtype != p.dtype || k.layout != p.layout || !k.runs_on(prop_)) continue;
@@ -251,6 +260,10 @@ void Bench::run_problem(const Problem& p, std::uint64_t seed) {
       CHECK_CUDA(cudaMalloc(&peer_workspace, r.workspace_bytes));
       peer_workspaces.push_back(peer_workspace);
     }
+    Operands checked = operands_of(p, buf, 0);
+    checked.workspace = peer_workspace;
+    checked.workspace_bytes = r.workspace_bytes;
+    r.skipped = k.refuses(checked);
     Launch launch = [&, peer = &k, peer_workspace,
                      bytes = r.workspace_bytes](int s) -> std::string {
       Operands op = operands_of(p, buf, s);
@@ -298,7 +311,7 @@ void Bench::run_problem(const Problem& p, std::uint64_t seed) {
         continue;
       }
       Record& r = entries[i].r;
-      if (!r.error.empty()) continue;
+      if (!r.error.empty() || r.is_skipped()) continue;
       std::string error;
       if (!timer_.time(entries[i].launch, buf.sets, o_.target_ms / kRounds, min_runs_per_round,
                        &samples[i], &error)) {
@@ -331,6 +344,7 @@ KernelResources Bench::resources_of(const TilepipeKernel* k) {
 }
 
 void Bench::verify(Record& r, const Launch& launch, const Buffers& buf) {
+  if (r.is_skipped()) return;
   r.sets = buf.sets;
   CHECK_CUDA(cudaMemsetAsync(buf.d_of(0), 0xFF, buf.elem_bytes * buf.elems_d, stream_));  // NaN
   std::string error = launch(0);
@@ -359,9 +373,13 @@ void Bench::finish(Record& r, const std::vector<float>& samples) {
     r.runs = t.runs;
     r.tflops = p.flops() / (t.median_ms * 1e-3) / 1e12;
   }
-  std::fprintf(stderr, "[bench] %-24s %-22s %8.4f ms %7.1f TFLOP/s  err %.2e  %s%s%s\n",
-               p.key().c_str(), r.config_name().c_str(), r.median_ms, r.tflops, r.rel_error,
-               r.verified ? "ok" : "FAILED", r.error.empty() ? "" : ": ", r.error.c_str());
+  if (r.is_skipped())
+    std::fprintf(stderr, "[bench] %-24s %-22s skipped: %s\n", p.key().c_str(),
+                 r.config_name().c_str(), r.skipped.c_str());
+  else
+    std::fprintf(stderr, "[bench] %-24s %-22s %8.4f ms %7.1f TFLOP/s  err %.2e  %s%s%s\n",
+                 p.key().c_str(), r.config_name().c_str(), r.median_ms, r.tflops, r.rel_error,
+                 r.verified ? "ok" : "FAILED", r.error.empty() ? "" : ": ", r.error.c_str());
   results_.records.push_back(r);
 }
 

@@ -42,6 +42,7 @@ class Bench {
   void run_problem(const Problem& p, std::uint64_t seed);
   KernelResources resources_of(const TilepipeKernel* k);
   // Verifies one configuration once, on set 0 with D poisoned; a failure to run sets r.error.
+  // Skipped records (r.skipped: the kernel refused the problem) are not run.
   void verify(Record& r, const Launch& launch, const Buffers& buf);
   // The statistics of a configuration's timed runs (all rounds); appends the record.
   void finish(Record& r, const std::vector<float>& samples);

@@ -149,6 +149,10 @@ struct TilepipeKernel {
   //! Checks the arguments and launches on the stream (GemmMultistage::run), alpha = 1, beta = 0,
   //! with `Operands::workspace`.
   tilepipe::Status (*run)(const Operands&, cudaStream_t);
+  //! GemmMultistage::can_implement for the operands (with their workspace) on the current device:
+  //! a problem it refuses (the benchmark's kernels take only 16-byte aligned operands) is skipped,
+  //! with the reason, not counted as a failure.
+  tilepipe::Status (*can_implement)(const Operands&);
   //! GemmMultistage::workspace_size: for f32 NN under MathTF32, the K-major copy of A that the
   //! Hopper tier makes (and times as part of the call); 0 for the others.
   std::size_t (*workspace_size)(const Operands&);
@@ -167,23 +171,29 @@ void add_f32_kernels(std::vector<TilepipeKernel>& out);        //!< f32 TN and N
 
 //! What tilepipe::GemmAuto (gemm_heuristic.cuh) chooses for one problem.
 struct AutoChoice {
-  TileConfig config{};              //!< the tile configuration
-  int split_k = 1;                  //!< K slices (1: no split-K)
-  std::size_t workspace_bytes = 0;  //!< split-K workspace it needs
-  bool hopper = false;              //!< the Large choice, run on the Hopper tier (GemmSm90)
+  TileConfig config{};  //!< the tile configuration (none for a tile named only by `tile_name`)
+  int split_k = 1;      //!< K slices (1: no split-K)
+  bool hopper = false;  //!< the Large choice, run on the Hopper tier (GemmSm90)
+  //! GemmAutoConfig::name() of a tile that configs_auto.cu has no TileConfig for.
+  std::string tile_name;
   //! "64x64x64/w32x32/s3,splitK=8" (as GemmAutoConfig::name), ",hopper" on the Hopper tier.
   std::string name() const {
+    if (!tile_name.empty()) return tile_name;
     return config.name() + (split_k > 1 ? ",splitK=" + std::to_string(split_k) : std::string()) +
            (hopper ? ",hopper" : "");
   }
 };
 
-//! One compiled tilepipe::GemmAuto instantiation (configs_auto.cu): the heuristic's choice and
-//! its run, alpha = 1, beta = 0, with `Operands::workspace`.
+//! One compiled tilepipe::GemmAuto instantiation (configs_auto.cu), any alignment: the
+//! heuristic's choice, the workspace it asks for and its run, alpha = 1, beta = 0, with
+//! `Operands::workspace`.
 struct AutoKernel {
   DType dtype;
   LayoutPair layout;
-  AutoChoice (*select)(const Operands&, int sm_count);  //!< no GPU needed
+  //! No GPU needed; operands with null pointers and zero leading dimensions count as aligned.
+  AutoChoice (*select)(const Operands&, int sm_count);
+  //! GemmAuto::workspace_size on the current device: what `run` needs for these operands.
+  std::size_t (*workspace_size)(const Operands&);
   tilepipe::Status (*run)(const Operands&, cudaStream_t);
 };
 

@@ -32,6 +32,12 @@ std::string run_ampere(const Operands& op, cudaStream_t stream) {
   return s ? "" : s.message();
 }
 
+template <DType D, LayoutPair L, int S>
+std::string refuses_ampere(const Operands& op) {
+  const tilepipe::Status s = DefaultTileGemm<D, L, S>::can_implement(arguments_of<D>(op));
+  return s ? "" : s.message();
+}
+
 std::size_t no_workspace(const Operands&) { return 0; }
 
 // Only where the default rows run the Hopper tier (an sm_90 device running this build's sm_90a
@@ -49,7 +55,7 @@ void add(std::vector<PeerKernel>& out) {
                 "its plain rows already run the Ampere tier");
   if constexpr (kRingBytes<D, c.tile_m, c.tile_n, c.tile_k, S> <= kMaxRingBytes)
     out.push_back(PeerKernel{"tilepipe-ampere", c.name(), D, L, &hopper_device, &no_workspace,
-                             &run_ampere<D, L, S>});
+                             &refuses_ampere<D, L, S>, &run_ampere<D, L, S>});
 }
 
 template <DType D, LayoutPair L>

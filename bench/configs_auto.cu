@@ -1,6 +1,7 @@
 // tilepipe::GemmAuto, the configuration heuristic with split-K, for every data type and layout
 // of the benchmark: its tile configurations (the Ampere tier's three, the Small one with split-K,
-// and the Hopper tier's three) in one translation unit.
+// Medium's narrow kernel for unaligned operands, and the Hopper tier's three) in one translation
+// unit.
 #include <tilepipe/gemm/gemm_heuristic.cuh>
 
 #include "kernel_table.cuh"
@@ -8,19 +9,20 @@
 namespace tilepipe_bench {
 namespace {
 
+// Any alignment: the irregular problems' odd leading dimensions run Medium's narrow kernel.
 template <DType D, LayoutPair L>
-// The benchmark's operands are 16-byte aligned: no narrow kernel (AnyAlignment = false).
 using AutoOf =
     tilepipe::GemmAuto<ElementOf<D>, ElementOf<D>, kLayoutA<L>, tilepipe::Layout::kColumnMajor,
-                       tilepipe::Identity, /*AnyAlignment=*/false>;
+                       tilepipe::Identity, /*AnyAlignment=*/true>;
 
 template <DType D, LayoutPair L>
 AutoChoice select_auto(const Operands& op, int sm_count) {
   using Auto = AutoOf<D, L>;
   using Tile = tilepipe::GemmAutoConfig::Tile;
   const auto args = arguments_of<D>(op);
-  // The benchmark's operands are aligned, so GemmSm90 takes every Large problem where it runs;
-  // `op` holds only the shape here (no pointers), so the Large tier is given, not checked.
+  // GemmAuto::select sends operands that are not 16-byte aligned to Medium; GemmSm90 takes every
+  // Large problem of aligned ones where it runs, so the Large tier is given, not checked (`op` may
+  // hold only the shape: --list).
   const bool hopper = Auto::Hopper::available();
   const tilepipe::GemmAutoConfig c = Auto::select(
       args, sm_count, hopper ? tilepipe::GemmTier::kHopper : tilepipe::GemmTier::kAmpere);
@@ -38,11 +40,16 @@ AutoChoice select_auto(const Operands& op, int sm_count) {
     case Tile::kHopper64x64:
       out.config = hopper_config_of<tilepipe::GemmAutoHopper64x64Config>();
       break;
+    default: out.tile_name = c.name(); break;  // a tile without a TileConfig here: GemmAuto's name
   }
   out.split_k = c.split_k;
-  out.workspace_bytes = Auto::workspace_size(args, c);
   out.hopper = (c.tile == Tile::kLarge && hopper) || c.hopper_only();
   return out;
+}
+
+template <DType D, LayoutPair L>
+std::size_t workspace_auto(const Operands& op) {
+  return AutoOf<D, L>::workspace_size(arguments_of<D>(op));
 }
 
 template <DType D, LayoutPair L>
@@ -52,7 +59,7 @@ tilepipe::Status run_auto(const Operands& op, cudaStream_t stream) {
 
 template <DType D, LayoutPair L>
 void add(std::vector<AutoKernel>& out) {
-  out.push_back(AutoKernel{D, L, &select_auto<D, L>, &run_auto<D, L>});
+  out.push_back(AutoKernel{D, L, &select_auto<D, L>, &workspace_auto<D, L>, &run_auto<D, L>});
 }
 
 }  // namespace

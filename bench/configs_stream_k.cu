@@ -44,6 +44,13 @@ std::size_t stream_k_workspace(const Operands& op) {
 }
 
 template <int TM, int TN, int TK, int WM, int WN, int S>
+std::string refuses_stream_k(const Operands& op) {
+  const tilepipe::Status s = StreamKGemm<TM, TN, TK, WM, WN, S>::can_implement(
+      stream_k_arguments<TM, TN, TK, WM, WN, S>(op));
+  return s ? "" : s.message();
+}
+
+template <int TM, int TN, int TK, int WM, int WN, int S>
 std::string run_stream_k(const Operands& op, cudaStream_t stream) {
   const auto args = stream_k_arguments<TM, TN, TK, WM, WN, S>(op);
   if (args.stream_k <= 0) return "GemmMultistage::stream_k_blocks failed";
@@ -56,10 +63,10 @@ bool any_device(const cudaDeviceProp&) { return true; }  // the Ampere tier runs
 template <int TM, int TN, int TK, int WM, int WN, int S>
 void add(std::vector<PeerKernel>& out) {
   if constexpr (kRingBytes<kD, TM, TN, TK, S> <= kMaxRingBytes)
-    out.push_back(PeerKernel{"tilepipe-streamk",
-                             "streamK/" + TileConfig{TM, TN, TK, WM, WN, S}.name(), kD, kL,
-                             &any_device, &stream_k_workspace<TM, TN, TK, WM, WN, S>,
-                             &run_stream_k<TM, TN, TK, WM, WN, S>});
+    out.push_back(
+        PeerKernel{"tilepipe-streamk", "streamK/" + TileConfig{TM, TN, TK, WM, WN, S}.name(), kD,
+                   kL, &any_device, &stream_k_workspace<TM, TN, TK, WM, WN, S>,
+                   &refuses_stream_k<TM, TN, TK, WM, WN, S>, &run_stream_k<TM, TN, TK, WM, WN, S>});
 }
 
 void add_stream_k_kernels(std::vector<PeerKernel>& out) {

@@ -5,24 +5,29 @@
 //
 // 1. Measures the mma.sync m16n8k16 f32-accumulate peak (f16 and bf16) with a register-only
 //    microbenchmark (mma_peak.cu).
-// 2. For every problem (square M = N = K from 512 to 16384; the model shapes M in {16, 128, 1024,
-//    8192} x (N, K) in {(4096, 4096), (14336, 4096), (4096, 14336)}), for f16 and bf16, TN and NN,
+// 2. For every problem (problems.cuh: square M = N = K from 512 to 16384; the model shapes M in
+//    {16, 128, 1024, 8192} x (N, K) in {(4096, 4096), (14336, 4096), (4096, 14336)}; the edge
+//    problem 1000 x 3000 x 4104; for f16 and bf16, TN and NN; and the irregular group: decode with
+//    M from 1 to 128, few tiles with long K, odd sizes and leading dimensions, partial last waves),
 //    times cuBLAS (cublasGemmEx, f32 compute, D in the input type) and a set of GemmMultistage
 //    configurations: the whole tile x stage sweep for f16 TN at 2048, 4096 and 8192; elsewhere the
 //    default (DefaultGemmPolicy<4>: 256x128x64 in a build for sm_90 only, else 256x128x32), the
 //    candidates of kCandidateConfigs, the best configuration of the f16 TN sweep at 4096, and for
 //    f16 TN squares DefaultGemmPolicy<S> for S = 2..6. At 16384^3 only the default, the best of the
 //    sweep and (f16 TN) the defaults of every stage count.
-//    On every problem also "auto": tilepipe::GemmAuto, whose heuristic picks the tile and the
-//    split-K factor (with a workspace); its choice is in the summary and the JSON. Where the
-//    default runs the Hopper tier, the default tile at 3 and 4 stages on the Ampere tier too, as
-//    the peer column "tilepipe-ampere" (configs_ampere_tier.cu).
+//    On every problem also "auto": tilepipe::GemmAuto (any alignment), whose heuristic picks the
+//    tile and the split-K factor (with a workspace); its choice is in the summary and the JSON.
+//    A kernel whose own checks refuse a problem (odd leading dimensions) is skipped, with the
+//    reason; cuBLAS and GemmAuto run every problem. Where the default runs the Hopper tier, the
+//    default tile at 3 and 4 stages on the Ampere tier too, as the peer column "tilepipe-ampere"
+//    (configs_ampere_tier.cu).
 //    f32 A, B and D at the squares 2048 and 4096, TN and NN: tilepipe's f32 default tile under
 //    MathTF32 and MathSimtF32 against cuBLAS's tf32 GEMM (CUBLAS_COMPUTE_32F_FAST_TF32) and SGEMM
 //    (CUBLAS_COMPUTE_32F, also the reference), in a table of their own.
-// 3. Prints a table per sweep size, the f32 table and one summary table (LAST on stdout), and
-//    writes a JSON file (--json) that scripts/plot_bench.py turns into a plot. Progress goes to
-//    stderr.
+// 3. Prints a table per sweep size, the f32 table, one summary table and, LAST on stdout, the
+//    summary line: GemmAuto's worst ratio to cuBLAS (and where) and the geometric mean of the
+//    ratios, over every problem, the irregular group and the rest. Writes a JSON file (--json),
+//    the summary included, that scripts/plot_bench.py turns into a plot. Progress goes to stderr.
 //
 // Method (docs/performance.md says more): inputs uniform in [-1, 1) drawn on the device; enough
 // input sets (A, B, D) that one pass over them covers 3x the L2, used in turn; each configuration

@@ -69,6 +69,11 @@ tilepipe::Status run_gemm(const Operands& op, cudaStream_t stream) {
 }
 
 template <DType D, LayoutPair L, int TM, int TN, int TK, int WM, int WN, int S, class Math>
+tilepipe::Status can_implement(const Operands& op) {
+  return GemmOf<D, L, TM, TN, TK, WM, WN, S, Math>::can_implement(arguments_of<D>(op));
+}
+
+template <DType D, LayoutPair L, int TM, int TN, int TK, int WM, int WN, int S, class Math>
 std::size_t workspace_size(const Operands& op) {
   return GemmOf<D, L, TM, TN, TK, WM, WN, S, Math>::workspace_size(arguments_of<D>(op));
 }
@@ -103,6 +108,7 @@ void add_kernel(std::vector<TilepipeKernel>& out) {
     out.push_back(TilepipeKernel{
         TileConfig{TM, TN, TK, WM, WN, S, math_kind_of<Math>()}, D, L, Gemm::kSharedBytes,
         Gemm::kThreads, &run_gemm<D, L, TM, TN, TK, WM, WN, S, Math>,
+        &can_implement<D, L, TM, TN, TK, WM, WN, S, Math>,
         &workspace_size<D, L, TM, TN, TK, WM, WN, S, Math>,
         &kernel_resources<D, L, TM, TN, TK, WM, WN, S, Math>, Gemm::kHasHopperTier});
   }

@@ -12,7 +12,7 @@ struct Options {
   bool sweep = true;
   bool list = false;
   std::string json_path;
-  std::vector<std::string> filters;  // a problem runs if its key contains any of them
+  std::vector<std::string> filters;  // a problem runs if its key contains one or its group is one
   int min_runs = 20;
   int max_runs = 200;
   double target_ms = 100;  // timed runs per configuration: about this much GPU time, within bounds

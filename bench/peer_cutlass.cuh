@@ -26,23 +26,31 @@ template <LayoutPair L>
 using CutlassLayoutA = std::conditional_t<L == LayoutPair::kTN, cutlass::layout::RowMajor,
                                           cutlass::layout::ColumnMajor>;
 
+//! "CUTLASS <step>: <status>".
+inline std::string cutlass_failed(cutlass::Status st, const char* step) {
+  return std::string("CUTLASS ") + step + ": " + cutlass::cutlassGetStatusString(st);
+}
+
+//! "" if CUTLASS's own check takes `args`, else its status (PeerKernel::refuses).
+template <class Gemm>
+std::string cutlass_refuses(const typename Gemm::Arguments& args) {
+  const cutlass::Status st = Gemm::can_implement(args);
+  return st == cutlass::Status::kSuccess ? "" : cutlass_failed(st, "can_implement");
+}
+
 //! The three host steps of a CUTLASS GEMM, as its examples take them on every call:
 //! can_implement, initialize (with the workspace; it also sets the kernel's shared memory), run.
 //! Returns "" or the step that failed and CUTLASS's status.
 template <class Gemm>
 std::string run_cutlass(const typename Gemm::Arguments& args, void* workspace,
                         cudaStream_t stream) {
-  auto failed = [](cutlass::Status st, const char* step) {
-    return std::string("CUTLASS ") + step + ": " + cutlass::cutlassGetStatusString(st);
-  };
+  if (std::string why = cutlass_refuses<Gemm>(args); !why.empty()) return why;
   Gemm gemm;
-  if (cutlass::Status st = gemm.can_implement(args); st != cutlass::Status::kSuccess)
-    return failed(st, "can_implement");
   if (cutlass::Status st = gemm.initialize(args, workspace, stream);
       st != cutlass::Status::kSuccess)
-    return failed(st, "initialize");
+    return cutlass_failed(st, "initialize");
   if (cutlass::Status st = gemm.run(stream); st != cutlass::Status::kSuccess)
-    return failed(st, "run");
+    return cutlass_failed(st, "run");
   return "";
 }
 

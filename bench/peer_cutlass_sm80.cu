@@ -62,6 +62,11 @@ std::size_t workspace_size(const Operands& op) {
 }
 
 template <class Config>
+std::string refuses(const Operands& op) {
+  return cutlass_refuses<typename Config::Gemm>(Config::arguments_of(op));
+}
+
+template <class Config>
 std::string run(const Operands& op, cudaStream_t stream) {
   return run_cutlass<typename Config::Gemm>(Config::arguments_of(op), op.workspace, stream);
 }
@@ -75,7 +80,7 @@ template <DType D, LayoutPair L, int TileM, int TileN, int TileK, int WarpM, int
 void add(std::vector<PeerKernel>& out) {
   using Config = Sm80Gemm<D, L, TileM, TileN, TileK, WarpM, WarpN, Stages>;
   out.push_back(PeerKernel{"cutlass-sm80", Config::name(), D, L, &runs_on_any,
-                           &workspace_size<Config>, &run<Config>});
+                           &workspace_size<Config>, &refuses<Config>, &run<Config>});
 }
 
 template <DType D, LayoutPair L>

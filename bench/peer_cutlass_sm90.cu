@@ -135,6 +135,11 @@ std::size_t workspace_size(const Operands& op) {
 }
 
 template <class Config>
+std::string refuses(const Operands& op) {
+  return cutlass_refuses<typename Config::Gemm>(arguments_of<Config>(op));
+}
+
+template <class Config>
 std::string run(const Operands& op, cudaStream_t stream) {
   return run_cutlass<typename Config::Gemm>(arguments_of<Config>(op), op.workspace, stream);
 }
@@ -146,7 +151,7 @@ template <DType D, LayoutPair L, Schedule S, int TileM, int TileN, int ClusterM,
 void add(std::vector<PeerKernel>& out) {
   using Config = Sm90Gemm<D, L, S, TileM, TileN, ClusterM, ClusterN>;
   out.push_back(PeerKernel{"cutlass-sm90", Config::name(), D, L, &runs_on_sm90,
-                           &workspace_size<Config>, &run<Config>});
+                           &workspace_size<Config>, &refuses<Config>, &run<Config>});
 }
 
 template <DType D, LayoutPair L>

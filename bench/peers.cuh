@@ -41,6 +41,10 @@ struct PeerKernel {
   bool (*runs_on)(const cudaDeviceProp& prop);
   //! The device workspace it needs for these operands (bytes, 0 for most).
   std::size_t (*workspace_size)(const Operands& op);
+  //! Why its own argument check refuses these operands (with their workspace), "" if it takes
+  //! them: e.g. leading dimensions that are not multiples of its vector width. The benchmark
+  //! skips such a problem, with the reason, rather than count a failure.
+  std::string (*refuses)(const Operands& op);
   //! Checks the arguments and launches on the stream, alpha = 1, beta = 0, with
   //! `op.workspace`; returns "" or what went wrong.
   std::string (*run)(const Operands& op, cudaStream_t stream);

@@ -48,6 +48,39 @@ std::string json_number(double x) {
   return buf;
 }
 
+// GemmAuto / cuBLAS over every problem, over the irregular group, and over the others.
+struct AutoSummaries {
+  AutoSummary all, irregular, regular;
+};
+
+AutoSummaries auto_summaries(const Results& res) {
+  return {res.auto_summary([](const Problem&) { return true; }),
+          res.auto_summary([](const Problem& p) { return p.group == "irregular"; }),
+          res.auto_summary([](const Problem& p) { return p.group != "irregular"; })};
+}
+
+// "worst 0.81 (f16/tn/1x4096x4096), geomean 1.01" (", 2 failed" where GemmAuto failed), or "-".
+std::string summary_text(const AutoSummary& s) {
+  if (s.problems == 0) return "-";
+  return "worst " + fmt("%.2f", s.worst) + " (" + s.worst_key + "), geomean " +
+         fmt("%.2f", s.geomean) + (s.failed ? ", " + std::to_string(s.failed) + " failed" : "");
+}
+
+// The run's one-line verdict on GemmAuto, last on stdout and in the JSON.
+std::string summary_line(const AutoSummaries& s) {
+  return "summary: GemmAuto / cuBLAS over " + std::to_string(s.all.problems) +
+         " problems: " + summary_text(s.all) + "; irregular (" +
+         std::to_string(s.irregular.problems) + "): " + summary_text(s.irregular) + "; regular (" +
+         std::to_string(s.regular.problems) + "): " + summary_text(s.regular);
+}
+
+std::string summary_json(const AutoSummary& s) {
+  return "{\"problems\": " + std::to_string(s.problems) +
+         ", \"failed\": " + std::to_string(s.failed) + ", \"worst\": " + json_number(s.worst) +
+         ", \"worst_problem\": " + (s.worst_key.empty() ? "null" : json_string(s.worst_key)) +
+         ", \"geomean\": " + json_number(s.geomean) + "}";
+}
+
 // tilepipe against each peer: one row per problem, one group of columns per peer (cuBLAS first),
 // each the peer's fastest verified configuration and tilepipe's default and best over it.
 void print_peer_table(const Results& res, const std::vector<Problem>& problems) {
@@ -204,7 +237,9 @@ void print_tables(const Results& res, const RunInfo& run) {
       "auto = tilepipe::GemmAuto (heuristic tile and split-K), with the configuration it chose.\n"
       "/peak = ratio to the mma.sync peak at the start of the run; /now = ratio to the peak timed "
       "in turns\n"
-      "with the problem's configurations (the same clock).\n",
+      "with the problem's configurations (the same clock). check: failed verifications, the "
+      "configurations timed besides cuBLAS, and those whose own checks refused the problem "
+      "(skipped).\n",
       kDefaultConfig.name().c_str());
   std::printf(
       "%-5s %-3s %-18s %8s %6s | %8s %6s %6s %5s | %-22s %8s %6s %6s %5s | %-28s %8s %6s %6s | "
@@ -217,17 +252,23 @@ void print_tables(const Results& res, const RunInfo& run) {
     const Record* d = res.tilepipe_of(p, kDefaultConfig);
     const Record* b = res.best_tilepipe(p);
     const Record* a = res.auto_of(p);
-    int timed = 0, failed = c->verified ? 0 : 1;
+    int timed = 0, skipped = 0, failed = c->verified ? 0 : 1;
     for (const auto& r : res.records)
       if (!r.cublas && same_problem(r.problem, p)) {
+        if (r.is_skipped()) {
+          ++skipped;
+          continue;
+        }
         ++timed;
         failed += r.verified ? 0 : 1;
       }
-    const std::string check = failed ? "FAILED " + std::to_string(failed) : "ok";
+    const std::string check = (failed ? "FAILED " + std::to_string(failed) : "ok") + " (" +
+                              std::to_string(timed) + " configs" +
+                              (skipped ? ", " + std::to_string(skipped) + " refused" : "") + ")";
     const double auto_best = a && b && b->tflops > 0 ? a->tflops / b->tflops : NAN;
     std::printf(
         "%-5s %-3s %-18s %8s %6s | %8s %6s %6s %5s | %-22s %8s %6s %6s %5s | %-28s %8s %6s %6s | "
-        "%s (%d configs)\n",
+        "%s\n",
         name_of(p.dtype), name_of(p.layout), p.shape().c_str(), fmt("%.1f", c->tflops).c_str(),
         fmt("%.0f", c->peak_now).c_str(),
         d ? (fmt("%.1f", d->tflops) + (d->verified ? "" : "!")).c_str() : "-",
@@ -237,11 +278,10 @@ void print_tables(const Results& res, const RunInfo& run) {
         b ? fmt("%.1f", b->tflops).c_str() : "-",
         b ? fmt("%.2f", res.ratio_cublas(*b)).c_str() : "-",
         b ? fmt("%.2f", res.ratio_peak(*b)).c_str() : "-",
-        b ? fmt("%.2f", res.ratio_peak_now(*b)).c_str() : "-",
-        a ? a->auto_choice().name().c_str() : "-",
+        b ? fmt("%.2f", res.ratio_peak_now(*b)).c_str() : "-", a ? a->auto_name.c_str() : "-",
         a ? (fmt("%.1f", a->tflops) + (a->verified ? "" : "!")).c_str() : "-",
         a ? fmt("%.2f", res.ratio_cublas(*a)).c_str() : "-", fmt("%.2f", auto_best).c_str(),
-        check.c_str(), timed);
+        check.c_str());
   }
   // The issue's target: GemmAuto at >= 0.5 x cuBLAS on every problem.
   int below = 0, with_auto = 0;
@@ -261,6 +301,7 @@ void print_tables(const Results& res, const RunInfo& run) {
     std::printf("\nauto: %d of %d problems below 0.5 x cuBLAS; lowest %.2f x cuBLAS at %s (%s)\n",
                 below, with_auto, worst, worst_record->problem.key().c_str(),
                 worst_record->config_name().c_str());
+  std::printf("\n%s\n", summary_line(auto_summaries(res)).c_str());
   std::fflush(stdout);
 }
 
@@ -276,8 +317,10 @@ void write_json(const Results& res, const RunInfo& run) {
   const int cublas_version = run.cublas_version;
   cudaRuntimeGetVersion(&runtime);
   cudaDriverGetVersion(&driver);
-  // Schema 4: the peers (top-level "peers", their records' "kernel", "ratio_peers").
-  std::fprintf(f, "{\n  \"schema\": \"tilepipe-gemm-bench/4\",\n");
+  // Schema 4: the peers (top-level "peers", their records' "kernel", "ratio_peers"). Schema 5:
+  // the group "irregular", records' "skipped" (why the kernel refused the problem, else null),
+  // and "summary" (GemmAuto / cuBLAS: the text's summary line, and its numbers).
+  std::fprintf(f, "{\n  \"schema\": \"tilepipe-gemm-bench/5\",\n");
   std::fprintf(f, "  \"date\": %s,\n", json_string(date_utc()).c_str());
   std::fprintf(f, "  \"command\": %s,\n", json_string(o.command_line).c_str());
   std::fprintf(f,
@@ -326,6 +369,11 @@ void write_json(const Results& res, const RunInfo& run) {
   for (std::size_t i = 0; i < peers.size(); ++i)
     std::fprintf(f, "%s%s", i ? ", " : "", json_string(peers[i]).c_str());
   std::fprintf(f, "],\n");
+  const AutoSummaries sums = auto_summaries(res);
+  std::fprintf(f,
+               "  \"summary\": {\"line\": %s, \"all\": %s, \"irregular\": %s, \"regular\": %s},\n",
+               json_string(summary_line(sums)).c_str(), summary_json(sums.all).c_str(),
+               summary_json(sums.irregular).c_str(), summary_json(sums.regular).c_str());
   std::fprintf(f, "  \"records\": [\n");
   for (std::size_t i = 0; i < res.records.size(); ++i) {
     const Record& r = res.records[i];
@@ -349,8 +397,7 @@ void write_json(const Results& res, const RunInfo& run) {
           r.config.tile_m, r.config.tile_n, r.config.tile_k, r.config.warp_m, r.config.warp_n,
           r.config.stages, r.is_default() ? "true" : "false", r.split_k, r.workspace_bytes,
           r.threads, r.smem_bytes, r.resources.registers, r.resources.blocks_per_sm);
-    if (r.is_auto)
-      std::fprintf(f, "\"auto_config\": %s, ", json_string(r.auto_choice().name()).c_str());
+    if (r.is_auto) std::fprintf(f, "\"auto_config\": %s, ", json_string(r.auto_name).c_str());
     if (!r.is_peer()) {
       // Over the fastest verified configuration of each peer on the problem.
       std::fprintf(f, "\"ratio_peers\": {");
@@ -365,13 +412,14 @@ void write_json(const Results& res, const RunInfo& run) {
         "\"runs\": %d, \"sets\": %d, "
         "\"tflops\": %s, \"ratio_cublas\": %s, \"ratio_peak\": %s, \"peak_now_tflops\": %s, "
         "\"ratio_peak_now\": %s, \"rel_error\": %s, "
-        "\"nonfinite\": %llu, \"verified\": %s, \"error\": %s}%s\n",
+        "\"nonfinite\": %llu, \"verified\": %s, \"error\": %s, \"skipped\": %s}%s\n",
         json_number(r.median_ms).c_str(), json_number(r.min_ms).c_str(),
         json_number(r.q1_ms).c_str(), json_number(r.q3_ms).c_str(), json_number(r.max_ms).c_str(),
         r.runs, r.sets, json_number(r.tflops).c_str(), json_number(res.ratio_cublas(r)).c_str(),
         json_number(res.ratio_peak(r)).c_str(), json_number(r.peak_now).c_str(),
         json_number(res.ratio_peak_now(r)).c_str(), json_number(r.rel_error).c_str(), r.nonfinite,
         r.verified ? "true" : "false", json_string(r.error).c_str(),
+        r.is_skipped() ? json_string(r.skipped).c_str() : "null",
         i + 1 < res.records.size() ? "," : "");
   }
   std::fprintf(f, "  ]\n}\n");

@@ -1,7 +1,8 @@
 #pragma once
 //! \file
-//! What gemm_bench writes: the tables on stdout (the sweep tables, then one summary row per
-//! problem, last) and, with --json, every measurement for scripts/plot_bench.py.
+//! What gemm_bench writes: the tables on stdout (the sweep tables, one summary row per problem,
+//! then GemmAuto's summary line, last) and, with --json, every measurement for
+//! scripts/plot_bench.py.
 
 #include <cuda_runtime.h>
 

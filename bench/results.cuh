@@ -24,8 +24,8 @@ struct Record {
   std::string peer_config;   // and its configuration (PeerKernel::config)
   TileConfig config{};       // tilepipe only
   int split_k = 1;
-  std::size_t workspace_bytes = 0;  // GemmAuto's split-K, tf32 NN's copy of A, a peer's
-  bool auto_hopper = false;         // GemmAuto ran its Large choice on the Hopper tier
+  std::size_t workspace_bytes = 0;  // GemmAuto's, tf32 NN's copy of A, a peer's
+  std::string auto_name;            // GemmAuto's choice (AutoChoice::name)
   std::size_t smem_bytes = 0;
   int threads = 0;
   KernelResources resources;
@@ -38,25 +38,31 @@ struct Record {
   unsigned long long nonfinite = 0;
   bool verified = false;
   std::string error;  // a launch that failed (can_implement, cuBLAS status)
+  // Why the kernel's own argument check refused the problem (e.g. an odd leading dimension for a
+  // kernel of 16-byte accesses): neither run nor counted as a failure.
+  std::string skipped;
 
   std::string config_name() const {
     if (cublas) return cublas_tf32 ? "cublas-tf32" : "cublas";
     if (is_peer()) return peer_config;
-    if (is_auto) return "auto(" + auto_choice().name() + ")";
+    if (is_auto) return "auto(" + auto_name + ")";
     return config.name();
-  }
-  AutoChoice auto_choice() const {
-    AutoChoice c;
-    c.config = config;
-    c.split_k = split_k;
-    c.workspace_bytes = workspace_bytes;
-    c.hopper = auto_hopper;
-    return c;
   }
   bool is_peer() const { return !peer.empty(); }
   // One of tilepipe's compiled configurations.
   bool is_fixed_config() const { return !cublas && !is_auto && !is_peer(); }
   bool is_default() const { return is_fixed_config() && config == kDefaultConfig; }
+  bool is_skipped() const { return !skipped.empty(); }
+};
+
+//! GemmAuto over cuBLAS on a set of problems: those with a GemmAuto record and a verified cuBLAS
+//! one (Results::auto_summary).
+struct AutoSummary {
+  int problems = 0;
+  int failed = 0;         // where GemmAuto failed or did not run: ratio 0 for `worst`
+  double worst = NAN;     // the lowest GemmAuto / cuBLAS
+  std::string worst_key;  // its problem (Problem::key)
+  double geomean = NAN;   // of the ratios of the problems GemmAuto passed
 };
 
 struct Results {
@@ -126,6 +132,31 @@ struct Results {
   }
   double ratio_peak(const Record& r) const { return r.tflops / peak_of(r.problem.dtype); }
   static double ratio_peak_now(const Record& r) { return r.tflops / r.peak_now; }
+  // GemmAuto / cuBLAS over the problems that `selects` (a predicate on Problem) keeps.
+  template <class Selects>
+  AutoSummary auto_summary(Selects selects) const {
+    AutoSummary s;
+    double log_sum = 0;
+    int passed = 0;
+    for (const auto& r : records) {
+      const Record* c = r.is_auto && selects(r.problem) ? cublas_of(r.problem) : nullptr;
+      if (!c || !c->verified || !(c->tflops > 0)) continue;
+      ++s.problems;
+      const double ratio = r.verified ? r.tflops / c->tflops : 0.0;
+      if (r.verified) {
+        log_sum += std::log(ratio);
+        ++passed;
+      } else {
+        ++s.failed;
+      }
+      if (s.worst_key.empty() || ratio < s.worst) {
+        s.worst = ratio;
+        s.worst_key = r.problem.key();
+      }
+    }
+    if (passed) s.geomean = std::exp(log_sum / passed);
+    return s;
+  }
   // r's speed over the fastest verified configuration of a peer on r's problem.
   double ratio_peer(const Record& r, const std::string& name) const {
     const Record* b = best_peer(r.problem, name);
