@@ -174,13 +174,16 @@ struct AutoChoice {
   TileConfig config{};  //!< the tile configuration (none for a tile named only by `tile_name`)
   int split_k = 1;      //!< K slices (1: no split-K)
   bool hopper = false;  //!< the Large choice, run on the Hopper tier (GemmSm90)
+  //! What else the choice says: ",streamK=132", ",copies" (unaligned operands on the Hopper tier's
+  //! pitched copies), ",narrow" (the narrow kernel).
+  std::string suffix;
   //! GemmAutoConfig::name() of a tile that configs_auto.cu has no TileConfig for.
   std::string tile_name;
   //! "64x64x64/w32x32/s3,splitK=8" (as GemmAutoConfig::name), ",hopper" on the Hopper tier.
   std::string name() const {
-    if (!tile_name.empty()) return tile_name;
+    if (!tile_name.empty()) return tile_name + suffix;
     return config.name() + (split_k > 1 ? ",splitK=" + std::to_string(split_k) : std::string()) +
-           (hopper ? ",hopper" : "");
+           (hopper ? ",hopper" : "") + suffix;
   }
 };
 

@@ -9,7 +9,8 @@
 namespace tilepipe_bench {
 namespace {
 
-// Any alignment: the irregular problems' odd leading dimensions run Medium's narrow kernel.
+// Any alignment: the irregular problems' odd leading dimensions run the Hopper tier on copies, or
+// Medium's narrow kernel.
 template <DType D, LayoutPair L>
 using AutoOf =
     tilepipe::GemmAuto<ElementOf<D>, ElementOf<D>, kLayoutA<L>, tilepipe::Layout::kColumnMajor,
@@ -20,9 +21,8 @@ AutoChoice select_auto(const Operands& op, int sm_count) {
   using Auto = AutoOf<D, L>;
   using Tile = tilepipe::GemmAutoConfig::Tile;
   const auto args = arguments_of<D>(op);
-  // GemmAuto::select sends operands that are not 16-byte aligned to Medium; GemmSm90 takes every
-  // Large problem of aligned ones where it runs, so the Large tier is given, not checked (`op` may
-  // hold only the shape: --list).
+  // GemmSm90 takes every Large problem where it runs (unaligned A or B on copies), so the Large
+  // tier is given, not checked (`op` may hold only the shape: --list).
   const bool hopper = Auto::Hopper::available();
   const tilepipe::GemmAutoConfig c = Auto::select(
       args, sm_count, hopper ? tilepipe::GemmTier::kHopper : tilepipe::GemmTier::kAmpere);
@@ -44,6 +44,9 @@ AutoChoice select_auto(const Operands& op, int sm_count) {
   }
   out.split_k = c.split_k;
   out.hopper = (c.tile == Tile::kLarge && hopper) || c.hopper_only();
+  if (c.stream_k > 0) out.suffix += ",streamK=" + std::to_string(c.stream_k);
+  if (!Auto::Medium::vector_aligned(args))
+    out.suffix += c.tile == Tile::kLarge && hopper ? ",copies" : ",narrow";
   return out;
 }
 

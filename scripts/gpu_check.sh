@@ -282,7 +282,7 @@ step_bench() {
   fi
   # shellcheck disable=SC2086  # TILEPIPE_BENCH_ARGS is a list of arguments
   logged bench.log "${exe}" --json "${LOGDIR}/bench.json" ${TILEPIPE_BENCH_ARGS:-} || status=$?
-  STEP_DETAIL=$(grep -E '^auto: ' "${LOGDIR}/bench.log" | tail -n 1)
+  STEP_DETAIL=$(grep -E '^summary: ' "${LOGDIR}/bench.log" | tail -n 1)
   [[ -n ${STEP_DETAIL} ]] || STEP_DETAIL="gemm_bench exited with ${status}; see bench.log"
   if [[ ${status} -eq 0 ]] && "${PYTHON}" -c 'import matplotlib' >/dev/null 2>&1; then
     logged plot.log "${PYTHON}" scripts/plot_bench.py "${LOGDIR}/bench.json" "${LOGDIR}/bench-f16-tn.png" ||
