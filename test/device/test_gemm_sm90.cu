@@ -316,8 +316,9 @@ TEST(GemmSm90, SplitKAndStreamK) {
     }
 }
 
-// The pieces of a tile are summed in k order whichever block finishes last: two runs give the
-// same bits, for split-K and for stream-K (whose pieces are unequal).
+// The pieces of a tile are summed in k order whichever block finishes last: runs give the same
+// bits, for split-K and for stream-K (whose pieces are unequal), from a workspace of garbage and
+// in replays of a CUDA graph.
 TEST(GemmSm90, SplitKAndStreamKAreDeterministic) {
   TP_REQUIRE_HOPPER_TIER(hopper_tier_available());
   const int m = 256, n = 512, k = 8192;
@@ -343,6 +344,8 @@ TEST(GemmSm90, SplitKAndStreamKAreDeterministic) {
     (mode == 0 ? args.split_k : args.stream_k) = mode == 0 ? 7 : 100;
     tptest::DeviceBuffer<unsigned char> ws(SplitDefault::workspace_size(args));
     ASSERT_GT(ws.bytes(), 0u);
+    // Counters need no preparation: a workspace of garbage, then the previous launch's counters.
+    TP_CUDA_ASSERT(cudaMemset(ws.get(), 0xA5, ws.bytes()));
     args.workspace = ws.get();
     args.workspace_bytes = ws.bytes();
     std::vector<__half> first, again;
@@ -356,6 +359,28 @@ TEST(GemmSm90, SplitKAndStreamKAreDeterministic) {
         ASSERT_EQ(std::memcmp(first.data(), again.data(), first.size() * sizeof(__half)), 0)
             << (mode == 0 ? "split-K" : "stream-K") << " run " << run;
     }
+    // A CUDA graph replays the launch with its epoch: the last arrival of each tile leaves the
+    // count at zero for the next replay.
+    cudaStream_t stream;
+    TP_CUDA_ASSERT(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    TP_CUDA_ASSERT(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    const tilepipe::Status captured = SplitDefault::run(args, stream);
+    TP_CUDA_ASSERT(cudaStreamEndCapture(stream, &graph));
+    ASSERT_TRUE(captured) << captured.message();
+    TP_CUDA_ASSERT(cudaGraphInstantiate(&exec, graph, 0));
+    for (int replay = 0; replay < 3; ++replay) {
+      TP_CUDA_ASSERT(cudaMemset(d.get(), 0xFF, d.bytes()));
+      TP_CUDA_ASSERT(cudaGraphLaunch(exec, stream));
+      TP_CUDA_ASSERT(cudaStreamSynchronize(stream));
+      TP_CUDA_ASSERT(d.download(again));
+      ASSERT_EQ(std::memcmp(first.data(), again.data(), first.size() * sizeof(__half)), 0)
+          << (mode == 0 ? "split-K" : "stream-K") << " graph replay " << replay;
+    }
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    cudaStreamDestroy(stream);
   }
 }
 

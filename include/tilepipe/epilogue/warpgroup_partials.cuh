@@ -9,8 +9,13 @@
 //! arrival completes the count (an acquire) sums every piece's slot in piece order, its own
 //! included, and runs the ordinary epilogue: the additions are the same whichever piece arrives
 //! last, so the result is bit-identical from run to run. No warpgroup ever waits for another
-//! block, so nothing assumes that the grid's blocks are resident together. The counters must be
-//! zero at launch (GemmSm90 clears them before each launch).
+//! block, so nothing assumes that the grid's blocks are resident together.
+//!
+//! The counters need no clearing before a launch: each holds the epoch of the launch that last
+//! counted on it beside its count, and an arrival under another epoch counts from zero. A launch
+//! passes an epoch no earlier launch of the process used (GemmSm90: `detail::next_epoch`), and the
+//! last arrival sets the count back to zero under its epoch, so that a CUDA graph that replays
+//! the launch, epoch and all, finds its counters ready.
 
 #include <cuda/atomic>
 
@@ -31,11 +36,11 @@ struct WarpgroupPartials {
   static constexpr int kSlotFloats = kRegisters * 128;
 
   //! Stores `acc` into `slot` (kSlotFloats floats, 16-byte aligned) and counts the warpgroup in
-  //! on `counter`. Returns true in the warpgroup whose arrival is the `pieces`-th, which then
-  //! calls `sum`; the others are done with the tile. `barrier` is a named barrier of the
-  //! warpgroup alone, `thread` its thread's index in it. The whole warpgroup calls it.
-  TILEPIPE_DEVICE static bool arrive(const Accumulators& acc, float* slot, std::uint32_t* counter,
-                                     int pieces, int barrier, int thread) {
+  //! on `counter` under `epoch`. Returns true in the warpgroup whose arrival is the `pieces`-th,
+  //! which then calls `sum`; the others are done with the tile. `barrier` is a named barrier of
+  //! the warpgroup alone, `thread` its thread's index in it. The whole warpgroup calls it.
+  TILEPIPE_DEVICE static bool arrive(const Accumulators& acc, float* slot, std::uint64_t* counter,
+                                     int pieces, std::uint32_t epoch, int barrier, int thread) {
     float4* mine = reinterpret_cast<float4*>(slot) + thread;
     TILEPIPE_UNROLL
     for (int q = 0; q < kRegisters / 4; ++q)
@@ -47,9 +52,16 @@ struct WarpgroupPartials {
     arch::named_barrier_sync(barrier, 128);
     int last = 0;
     if (thread == 0) {
-      cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device> count(*counter);
-      last = count.fetch_add(1u, cuda::memory_order_acq_rel) + 1u ==
-             static_cast<std::uint32_t>(pieces);
+      cuda::atomic_ref<std::uint64_t, cuda::thread_scope_device> word(*counter);
+      const std::uint64_t mine = static_cast<std::uint64_t>(epoch) << 32;
+      std::uint64_t seen = word.load(cuda::memory_order_relaxed), next = 0;
+      do {  // (epoch, count): count + 1 under this epoch, 1 after another's
+        next = mine | (((seen >> 32) == epoch ? seen & 0xFFFFFFFFu : 0u) + 1u);
+      } while (!word.compare_exchange_weak(seen, next, cuda::memory_order_acq_rel,
+                                           cuda::memory_order_relaxed));
+      last = (next & 0xFFFFFFFFu) == static_cast<std::uint64_t>(pieces);
+      // Every piece has counted: the count goes back to zero for a replay of this launch.
+      if (last) word.store(mine, cuda::memory_order_relaxed);
     }
     return arch::named_barrier_or(barrier, 128, last);
   }

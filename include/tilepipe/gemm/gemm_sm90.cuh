@@ -7,7 +7,10 @@
 
 #include <cuda_runtime.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <type_traits>
 
@@ -23,6 +26,20 @@
 #include "tile_configs.cuh"
 
 namespace tilepipe {
+namespace detail {
+
+//! An epoch no earlier call in this process returned (until 2^32 calls; never 0), for the arrival
+//! counters of a launch's partial tiles (WarpgroupPartials). It starts from the clock, so that a
+//! workspace that another process left counters in is unlikely to hold the same epoch either.
+inline std::uint32_t next_epoch() {
+  static std::atomic<std::uint32_t> epoch{static_cast<std::uint32_t>(
+      std::chrono::steady_clock::now().time_since_epoch().count() * 2654435761u)};
+  std::uint32_t e = 0;
+  while (e == 0) e = epoch.fetch_add(1, std::memory_order_relaxed) + 1;
+  return e;
+}
+
+}  // namespace detail
 
 //! Whether the Hopper tier multiplies A and B of type `ElementAB` in layouts `LayoutA` and
 //! `LayoutB`: `__half` and `__nv_bfloat16` in every layout; `float` (as tf32) only with both
@@ -52,7 +69,7 @@ inline constexpr bool hopper_tier_supports_v =
 //! `kTileK`), `stream_k > 0` gives `stream_k / ClusterM` workers (clusters, at least one) even
 //! shares of all the MAC-iterations (whole waves of tiles stay whole). The pieces of a tile that
 //! different blocks compute meet in `workspace` (`workspace_size(args)` bytes, 16-byte aligned,
-//! overlapping no operand; arrival counters cleared by `run` before each launch), and the block
+//! overlapping no operand, and needing no preparation), and the block
 //! that completes a tile sums them in k order: results are bit-identical from run to run.
 //! `stream_k_blocks()` is the number of blocks that fit on the device at once.
 template <class ElementAB, class ElementD, Layout LayoutA, Layout LayoutB, int Stages = 4,
@@ -183,7 +200,8 @@ class GemmSm90 {
     if (Kernel::workspace_bytes(p.work) > 0) {
       // (check_arguments has checked the workspace against workspace_size(a), the same bytes.)
       auto* base = static_cast<unsigned char*>(a.workspace);
-      p.counters = reinterpret_cast<std::uint32_t*>(base);
+      p.counters = reinterpret_cast<std::uint64_t*>(base);
+      p.epoch = detail::next_epoch();
       p.partials = reinterpret_cast<float*>(base + Kernel::counter_bytes(p.work));
     }
     Status s = Epilogue::make_params(
@@ -195,13 +213,9 @@ class GemmSm90 {
   }
 
   //! Launches the persistent kernel for `p`: one cluster of `Config::kClusterM` blocks per
-  //! worker of `p.work`, after clearing the arrival counters where some units are partial.
+  //! worker of `p.work`. (Its arrival counters need no clearing: `p.epoch` is new to them.)
   static Status launch(const Params& p, cudaStream_t stream) {
     if (p.work.items() == 0) return Status::success();
-    if (p.counters != nullptr) {
-      const cudaError_t e = cudaMemsetAsync(p.counters, 0, Kernel::counter_bytes(p.work), stream);
-      if (e != cudaSuccess) return detail::cuda_error("GemmSm90", "cudaMemsetAsync", e);
-    }
     const dim3 cluster(Config::kClusterM, 1, 1);
     const auto blocks = static_cast<unsigned>(p.work.workers() * Config::kClusterM);
     return KernelLauncher<Kernel>::launch(p, {dim3(blocks), cluster}, stream, "GemmSm90");

@@ -73,7 +73,8 @@ struct GemmKernelSm90 {
     int k;
     Scheduler work;                     //!< the work items, their k-tiles and how they are cut
     float* partials = nullptr;          //!< `work.slots()` slots (partial units only)
-    std::uint32_t* counters = nullptr;  //!< `work.counters()` per sub-tile, zero at launch
+    std::uint64_t* counters = nullptr;  //!< `work.counters()` per sub-tile (WarpgroupPartials)
+    std::uint32_t epoch = 0;            //!< this launch's, for the counters
   };
 
   //! Its `__global__` function (gemm_kernel_sm90), for KernelLauncher.
@@ -88,7 +89,7 @@ struct GemmKernelSm90 {
 
   //! Bytes of the counters at the workspace's start (rounded up to 256, where the slots begin).
   static constexpr std::size_t counter_bytes(const Scheduler& w) {
-    return (static_cast<std::size_t>(w.counters()) * kSubTiles * sizeof(std::uint32_t) + 255) /
+    return (static_cast<std::size_t>(w.counters()) * kSubTiles * sizeof(std::uint64_t) + 255) /
            256 * 256;
   }
   //! Bytes of workspace the units of `w` need: 0 unless some are partial.
@@ -200,8 +201,9 @@ struct GemmKernelSm90 {
     const auto slot = [&](long long s) {
       return p.partials + (s * kSubTiles + sub) * Partials::kSlotFloats;
     };
-    std::uint32_t* counter = p.counters + p.work.counter_of(u.item) * kSubTiles + sub;
-    if (!Partials::arrive(acc, slot(u.slot), counter, u.pieces, barrier, thread)) return false;
+    std::uint64_t* counter = p.counters + p.work.counter_of(u.item) * kSubTiles + sub;
+    if (!Partials::arrive(acc, slot(u.slot), counter, u.pieces, p.epoch, barrier, thread))
+      return false;
     const long long first_slot = u.first_slot;
     Partials::sum(
         acc, u.pieces, [&](int piece) { return slot(p.work.piece_slot(first_slot, piece)); },
