@@ -171,9 +171,11 @@ class GemmTiered
     };
     switch (Sm80::kernel_for(a)) {
       case Sm80Kernel::kStreamK:
-        return refuse("stream_k = " + std::to_string(a.stream_k) + " runs on the Ampere tier only");
+        return refuse("stream_k = " + std::to_string(a.stream_k) +
+                      " runs on the Ampere tier here (GemmSm90 runs stream-K on the Hopper tier)");
       case Sm80Kernel::kSplitK:
-        return refuse("split_k = " + std::to_string(a.split_k) + " runs on the Ampere tier only");
+        return refuse("split_k = " + std::to_string(a.split_k) +
+                      " runs on the Ampere tier here (GemmSm90 splits K on the Hopper tier)");
       case Sm80Kernel::kNarrow:  // HopperTier::params says what it cannot take
       case Sm80Kernel::kDataParallel: break;
     }
