@@ -316,6 +316,26 @@ TEST(GemmSm90, SplitKAndStreamK) {
     }
 }
 
+// tf32 (float A and B, 32-float k-tiles) through the same schedulers.
+TEST(GemmSm90, Tf32SplitKAndStreamK) {
+  TP_REQUIRE_HOPPER_TIER(hopper_tier_available());
+  using Tf32 = tilepipe::GemmSm90<float, float, Layout::kRowMajor, Layout::kColumnMajor>;
+  std::uint32_t seed = 700;
+  for (GemmCase gc : {GemmCase{127, 257, 1031, Layout::kRowMajor, 1.0f, 1.0f},
+                      GemmCase{16, 300, 2000, Layout::kColumnMajor, 0.5f, 0.0f, /*batch=*/2}}) {
+    for (int split : {2, 5}) {
+      gc.split_k = split;
+      gc.stream_k = 0;
+      tptest::run_gemm_case<Tf32, float, float>(gc, Reference::kExactCpu, seed++);
+    }
+    for (int blocks : {7, 132}) {
+      gc.split_k = 1;
+      gc.stream_k = blocks;
+      tptest::run_gemm_case<Tf32, float, float>(gc, Reference::kExactCpu, seed++);
+    }
+  }
+}
+
 // The pieces of a tile are summed in k order whichever block finishes last: runs give the same
 // bits, for split-K and for stream-K (whose pieces are unequal), from a workspace of garbage and
 // in replays of a CUDA graph.
