@@ -514,6 +514,37 @@ std::string check_problem(const Problem& p, cublasHandle_t handle, Stats& stats)
          " guard elements written:" + bad.str();
 }
 
+// Checks problems `draw(i)` for i < count (only TILEPIPE_FUZZ_ONLY's where set) into `stats`;
+// returns the failures (each reported with its replay line: the environment `env`, then the
+// program's arguments `args`), stopping after 10 or a sticky CUDA error. `*secs` gets the time.
+template <class Draw>
+long long run_problems(std::uint64_t count, Draw&& draw, const std::string& env,
+                       const std::string& args, Stats& stats, double* secs) {
+  const char* only = std::getenv("TILEPIPE_FUZZ_ONLY");
+  cublasHandle_t handle;
+  if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) {
+    ADD_FAILURE() << "cublasCreate failed";
+    return 1;
+  }
+  long long failures = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (std::uint64_t i = 0; i < count; ++i) {
+    if (only && std::strtoull(only, nullptr, 10) != i) continue;
+    const Problem p = draw(i);
+    const std::string result = check_problem(p, handle, stats);
+    if (!result.empty()) {
+      ++failures;
+      ADD_FAILURE() << "problem " << i << " (" << p.describe() << "): " << result
+                    << "\n  replay: " << env << " TILEPIPE_FUZZ_ONLY=" << i << args;
+      if (cudaGetLastError() != cudaSuccess || failures >= 10)
+        break;  // a sticky error ends the run
+    }
+  }
+  cublasDestroy(handle);
+  *secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return failures;
+}
+
 }  // namespace
 
 TEST(GemmRandom, Differential) {
@@ -522,26 +553,11 @@ TEST(GemmRandom, Differential) {
   const char* only = std::getenv("TILEPIPE_FUZZ_ONLY");
   std::printf("[fuzz] seed %llu, %llu problems%s\n", static_cast<unsigned long long>(seed),
               static_cast<unsigned long long>(count), only ? " (one replayed)" : "");
-  cublasHandle_t handle;
-  ASSERT_EQ(cublasCreate(&handle), CUBLAS_STATUS_SUCCESS);
   Stats stats;
-  long long failures = 0;
-  const auto start = std::chrono::steady_clock::now();
-  for (std::uint64_t i = 0; i < count; ++i) {
-    if (only && std::strtoull(only, nullptr, 10) != i) continue;
-    const Problem p = draw_problem(seed, i);
-    const std::string result = check_problem(p, handle, stats);
-    if (!result.empty()) {
-      ++failures;
-      ADD_FAILURE() << "problem " << i << " (" << p.describe() << "): " << result
-                    << "\n  replay: TILEPIPE_FUZZ_SEED=" << seed << " TILEPIPE_FUZZ_ONLY=" << i;
-      if (cudaGetLastError() != cudaSuccess || failures >= 10)
-        break;  // a sticky error ends the run
-    }
-  }
-  cublasDestroy(handle);
-  const double secs =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double secs = 0;
+  const long long failures = run_problems(
+      count, [&](std::uint64_t i) { return draw_problem(seed, i); },
+      "TILEPIPE_FUZZ_SEED=" + std::to_string(seed), "", stats, &secs);
   std::printf(
       "[fuzz] %lld problems (%lld on the Hopper tier, %lld on the Ampere tier; %lld vs CPU "
       "double, %lld vs cuBLAS, %lld with split-K, %lld unaligned), %lld "
@@ -580,26 +596,12 @@ TEST(GemmRandom, HopperSchedules) {
   const char* only = std::getenv("TILEPIPE_FUZZ_ONLY");
   int sms = 0;
   ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
-  cublasHandle_t handle;
-  ASSERT_EQ(cublasCreate(&handle), CUBLAS_STATUS_SUCCESS);
   Stats stats;
-  long long failures = 0;
-  const auto start = std::chrono::steady_clock::now();
-  for (std::uint64_t i = 0; i < count; ++i) {
-    if (only && std::strtoull(only, nullptr, 10) != i) continue;
-    const Problem p = draw_hopper_problem(seed, i, sms);
-    const std::string result = check_problem(p, handle, stats);
-    if (!result.empty()) {
-      ++failures;
-      ADD_FAILURE() << "problem " << i << " (" << p.describe() << "): " << result
-                    << "\n  replay: TILEPIPE_FUZZ_SEED=" << seed - 1 << " TILEPIPE_FUZZ_ONLY=" << i
-                    << " --gtest_filter=GemmRandom.HopperSchedules";
-      if (cudaGetLastError() != cudaSuccess || failures >= 10) break;
-    }
-  }
-  cublasDestroy(handle);
-  const double secs =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double secs = 0;
+  const long long failures = run_problems(
+      count, [&](std::uint64_t i) { return draw_hopper_problem(seed, i, sms); },
+      "TILEPIPE_FUZZ_SEED=" + std::to_string(seed - 1),
+      " test_gemm_random --gtest_filter=GemmRandom.HopperSchedules", stats, &secs);
   std::printf(
       "[fuzz-hopper] %lld problems on the Hopper tier: %lld split-K, %lld stream-K, %lld of them "
       "with M <= 128; %lld vs CPU double, %lld vs cuBLAS; %lld elements and %lld guard elements "
