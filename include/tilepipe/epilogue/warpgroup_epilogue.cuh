@@ -23,15 +23,14 @@
 #include <cuda.h>
 
 #include <cstdint>
-#include <string>
 #include <type_traits>
 
 #include "../arch/tma.cuh"
 #include "../detail/macros.cuh"
-#include "../detail/tensor_map.cuh"
 #include "../layout/tile_shape.cuh"
 #include "../numeric/element_traits.cuh"
 #include "../status.cuh"
+#include "epilogue_tensor_map.cuh"
 #include "output_ops.cuh"
 #include "output_store.cuh"
 
@@ -89,37 +88,8 @@ class WarpgroupEpilogue {
                                static_cast<std::uint64_t>(batched ? batch_stride_d * kBytes : 0);
     p.direct = bits % 16 != 0;
     if (p.direct) return Status::success();
-    const auto fn = detail::tensor_map_encoder();
-    if (fn == nullptr)
-      return error(Status::Code::kCudaError,
-                   "the driver has no cuTensorMapEncodeTiled (CUDA 12.0+)");
-    if (out.ldd * kBytes >= detail::kTensorMapMaxStride)
-      return error(
-          Status::Code::kInvalidArgument,
-          "ldd = " + std::to_string(out.ldd) + " exceeds TMA's largest stride (2^40 bytes)");
-    if (batched && batch_stride_d * kBytes >= detail::kTensorMapMaxStride)
-      return error(Status::Code::kInvalidArgument,
-                   "batch_stride_d = " + std::to_string(batch_stride_d) +
-                       " exceeds TMA's largest stride (2^40 bytes)");
-    const bool row_major = out.layout == Layout::kRowMajor;
-    const cuuint64_t dims[3] = {static_cast<cuuint64_t>(row_major ? out.n : out.m),
-                                static_cast<cuuint64_t>(row_major ? out.m : out.n),
-                                static_cast<cuuint64_t>(batched ? batches : 1)};
-    const cuuint64_t strides[2] = {
-        static_cast<cuuint64_t>(out.ldd * kBytes),
-        static_cast<cuuint64_t>((batched ? batch_stride_d : out.ldd) * kBytes)};
-    const cuuint32_t box[3] = {kLine, 64, 1};
-    const cuuint32_t element_strides[3] = {1, 1, 1};
-    const CUresult r =
-        fn(&p.d, detail::tensor_map_data_type<ElementD>(), 3, out.d, dims, strides, box,
-           element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-           CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    if (r != CUDA_SUCCESS)
-      return error(Status::Code::kInvalidArgument,
-                   "cuTensorMapEncodeTiled refused D (error " +
-                       std::to_string(static_cast<int>(r)) + "; ldd = " + std::to_string(out.ldd) +
-                       ", batch_stride_d = " + std::to_string(batch_stride_d) + ")");
-    return Status::success();
+    return detail::make_epilogue_tensor_map(p.d, out.d, out.layout, out.m, out.n, out.ldd,
+                                            batch_stride_d, batches);
   }
 
   //! Fetches D's tensor map into the TMA unit's cache (one thread, before the first store).
@@ -338,10 +308,6 @@ class WarpgroupEpilogue {
       arch::tma_store_commit();
     }
     next_ ^= 1;
-  }
-
-  static Status error(Status::Code code, const std::string& msg) {
-    return Status::error(code, "WarpgroupEpilogue: " + msg);
   }
 
   SharedStorage& s_;
