@@ -106,8 +106,8 @@ class GemmAuto {
   }
 
   //! The configuration `run` uses for `args` on a GPU with `sm_count` SMs where the Large
-  //! configuration runs on tier `large_tier` (no device needed): the heuristic's, or Medium for
-  //! arguments that are not 16-byte aligned.
+  //! configuration runs on tier `large_tier` (no device needed): the heuristic's; for arguments
+  //! that are not 16-byte aligned, its Large choice on the Hopper tier, else Medium.
   static Config select(const Arguments& args, int sm_count, GemmTier large_tier) {
     if (AnyAlignment && !Medium::vector_aligned(args)) {
       // On the Hopper tier the problems that take its Large tile run it on copies; the others
@@ -170,7 +170,7 @@ class GemmAuto {
     return can_implement(args, select(args, sms));
   }
   //! Checks `args` for configuration `config`. A Hopper-only tile the Hopper tier cannot run
-  //! here is checked as what `run` then runs: the Small tile without split-K.
+  //! here is checked as what `run` then runs: the Small tile with the same split.
   static Status can_implement(const Arguments& args, const Config& config) {
     if (!valid(config)) return invalid_config(config);
     const Arguments a = with_split(args, config);
@@ -200,7 +200,7 @@ class GemmAuto {
   }
   //! Runs configuration `config` (e.g. one chosen earlier by `select`) on `stream`. Where the
   //! Hopper tier cannot run it (another GPU, or TMA cannot address the operands), the Large tile
-  //! runs on the Ampere tier, and the Hopper-only tiles run as the Small tile without split-K.
+  //! runs on the Ampere tier, and the Hopper-only tiles run as the Small tile with the same split.
   static Status run(const Arguments& args, const Config& config, cudaStream_t stream = nullptr) {
     if (!valid(config)) return invalid_config(config);
     const Arguments a = with_split(args, config);
@@ -252,7 +252,7 @@ class GemmAuto {
   static Status can_implement_hopper(const Arguments& args) {
     if (H::can_implement(args)) return Status::success();
     const Status s = hopper_workspace_error<H>(args);
-    return s ? Fallback::can_implement(without_stream_k(args)) : s;
+    return s ? Fallback::can_implement(with_split(args, args.split_k)) : s;
   }
   // `H` where the Hopper tier takes `args` (one tensor-map encode), else `Fallback` with the same
   // split and no stream-K. Where the Hopper tier would take the arguments but for the workspace,
@@ -262,7 +262,7 @@ class GemmAuto {
     typename H::Params p{};
     if (takes<H>(args, &p)) return H::launch(p, stream);
     const Status s = hopper_workspace_error<H>(args);
-    return s ? Fallback::run(without_stream_k(args), stream) : s;
+    return s ? Fallback::run(with_split(args, args.split_k), stream) : s;
   }
   // `H::can_implement(args)`'s error where only split-K's or stream-K's workspace keeps `H` from
   // `args`.
@@ -272,12 +272,6 @@ class GemmAuto {
       return Status::success();
     return H::can_implement(args);
   }
-  static Arguments without_stream_k(const Arguments& args) {
-    Arguments a = args;
-    a.stream_k = 0;
-    return a;
-  }
-
   static Arguments with_split(const Arguments& args, int split_k) {
     Arguments a = args;
     a.split_k = split_k;
