@@ -7,8 +7,8 @@
 #                                     change nothing; list the files that are not formatted, show
 #                                     what would change, exit 1 if any (scripts/check_format.sh)
 #
-# The sources are the files git tracks under include/, test/, example/ and bench/ that end in
-# .cu, .cuh, .cpp, .hpp or .h. The clang-format that scripts/install_format_tools.sh pins is
+# The sources are the files git tracks under include/, test/, example/, bench/ and python/ that
+# end in .cu, .cuh, .cpp, .hpp or .h. The clang-format that scripts/install_format_tools.sh pins is
 # installed first (a second run does nothing); another version may format differently, so no
 # other one is used. Exit status 2 if it cannot be installed or fails to run.
 set -euo pipefail
@@ -34,7 +34,7 @@ STYLE=--style=file:${PWD}/.clang-format
 
 if [[ ${#files[@]} -eq 0 ]]; then
   while IFS= read -r -d '' f; do files+=("${f}"); done < <(
-    git ls-files -z -- include test example bench | grep -zE '\.(cu|cuh|cpp|hpp|h)$')
+    git ls-files -z -- include test example bench python | grep -zE '\.(cu|cuh|cpp|hpp|h)$')
 fi
 [[ ${#files[@]} -gt 0 ]] || { echo "[format] ERROR: no source files found" >&2; exit 2; }
 

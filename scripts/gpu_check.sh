@@ -18,9 +18,11 @@
 # on failure and may set STEP_DETAIL to a one-line result, then add one `step` line to
 # main() below. Its result then appears in the summary like the others.
 #
-# The `torch` step runs example/torch's pytest (the PyTorch extension, built just in time into
-# build/torch_extension, against torch.matmul) where python3 imports torch and pytest; where it
-# does not, the step passes and says so.
+# The `torch` step installs the PyTorch package (python/, `pip install --no-build-isolation`, into
+# build/torch-site) and runs its pytest (against torch in float64, opcheck, torch.compile, CUDA
+# graphs); `torch-bench` runs its benchmark (python/bench/bench_ops.py) against torch. Where
+# python3 does not import torch and pytest, both pass and say so. Where only these two are
+# selected (TILEPIPE_GPU_CHECK_ONLY='torch'), the CMake build is skipped.
 #
 # Environment: JOBS (default: all cores), TILEPIPE_ALLOW_SKIPPED (default 0),
 # TILEPIPE_FUZZ_COUNT (the randomized test's problems, default 3600 here),
@@ -241,25 +243,41 @@ step_sanitizer() {
   [[ ${programs} -gt 0 && ${dirty} -eq 0 ]]
 }
 
-# step_torch: example/torch's pytest, which builds the extension (its first run takes minutes) and
-# compares it with torch.matmul. Passes with a note where torch or pytest is missing. As in
-# step_ctest, a skipped test fails the step unless allowed (it means torch saw no usable GPU).
+# install_package: `pip install` of python/ into build/torch-site (once per run), timed.
+# Returns non-zero (and sets STEP_DETAIL) where torch or pytest is missing or the install fails.
 PYTHON=${TILEPIPE_PYTHON:-python3}
-step_torch() {
-  local log="torch.log" status=0 missing=""
+TORCH_SITE="${PWD}/build/torch-site"
+PACKAGE_INSTALLED=""
+install_package() {
+  local missing=""
   "${PYTHON}" -c 'import torch' >/dev/null 2>&1 || missing="torch"
   "${PYTHON}" -c 'import pytest' >/dev/null 2>&1 || missing+="${missing:+ and }pytest"
   if [[ -n ${missing} ]]; then
     STEP_DETAIL="not run: ${missing} not installed for ${PYTHON}"
-    return 0
+    return 2
   fi
-  # -s keeps the extension's compiler command lines (TILEPIPE_TORCH_VERBOSE) in the log;
-  # MAX_JOBS is the build's parallelism in torch.utils.cpp_extension.
-  logged "${log}" env TILEPIPE_TORCH_VERBOSE=1 MAX_JOBS="${JOBS}" timeout 1800 \
-    "${PYTHON}" -m pytest -v -s -rs -p no:cacheprovider example/torch || status=$?
+  [[ -z ${PACKAGE_INSTALLED} ]] || return 0
+  local start=${SECONDS}
+  # MAX_JOBS is the build's parallelism in torch.utils.cpp_extension; no index, no network.
+  if ! logged torch-install.log env MAX_JOBS="${JOBS}" timeout 1800 "${PYTHON}" -m pip install \
+    -v --no-build-isolation --no-deps --no-index --upgrade --target "${TORCH_SITE}" ./python; then
+    STEP_DETAIL="pip install ./python failed; see torch-install.log"
+    return 1
+  fi
+  PACKAGE_INSTALLED="pip install: $((SECONDS - start))s with MAX_JOBS=${JOBS}"
+}
+
+# step_torch: the package's pytest. As in step_ctest, a skipped test fails the step unless allowed
+# (it means torch saw no usable GPU).
+step_torch() {
+  local log="torch.log" status=0
+  install_package || { status=$?; [[ ${status} -eq 2 ]] && return 0; return "${status}"; }
+  logged "${log}" env PYTHONPATH="${TORCH_SITE}" timeout 1800 \
+    "${PYTHON}" -m pytest -v -rs -p no:cacheprovider python/tests || status=$?
   STEP_DETAIL=$(grep -E '^=+ .*[0-9]+ (passed|failed|skipped|errors?).* in [0-9.]+s' \
     "${LOGDIR}/${log}" | tail -n 1 | sed -E 's/^=+ //; s/ =+$//')
   [[ -n ${STEP_DETAIL} ]] || STEP_DETAIL="pytest exited with ${status}; see ${log}"
+  STEP_DETAIL+="; ${PACKAGE_INSTALLED}"
   if grep -qE '[0-9]+ skipped' <<<"${STEP_DETAIL}"; then
     if [[ ${ALLOW_SKIPPED} != 1 ]]; then
       STEP_DETAIL+=" (skips are not allowed on the GPU machine; see ${log})"
@@ -268,6 +286,19 @@ step_torch() {
       status=0  # pytest's "no tests ran": the module skipped itself, which is allowed here
     fi
   fi
+  return "${status}"
+}
+
+# step_torch_bench: the package's benchmark against torch (tables in torch-bench.log, every row in
+# torch-bench.json); the detail is its summary lines.
+step_torch_bench() {
+  local status=0
+  install_package || { status=$?; [[ ${status} -eq 2 ]] && return 0; return "${status}"; }
+  logged torch-bench.log env PYTHONPATH="${TORCH_SITE}" "${PYTHON}" python/bench/bench_ops.py \
+    --json "${LOGDIR}/torch-bench.json" || status=$?
+  STEP_DETAIL=$(grep -E '^summary: ' "${LOGDIR}/torch-bench.log" | sed 's/^summary: //' |
+    paste -sd ';' -)
+  [[ -n ${STEP_DETAIL} ]] || STEP_DETAIL="bench_ops.py exited with ${status}; see torch-bench.log"
   return "${status}"
 }
 
@@ -331,9 +362,19 @@ selected() {
   step "$@"
 }
 
+# Whether a step that needs the CMake build is selected (the torch steps do not need it).
+cmake_steps_selected() {
+  local name
+  for name in ctest-host ctest-codegen ctest-device examples memcheck racecheck synccheck \
+    initcheck bench; do
+    [[ -z ${TILEPIPE_GPU_CHECK_ONLY:-} || ${name} =~ ${TILEPIPE_GPU_CHECK_ONLY} ]] && return 0
+  done
+  return 1
+}
+
 main() {
   step environment step_environment
-  if step configure step_configure; then
+  if cmake_steps_selected && step configure step_configure; then
     # A build that lacks the GPU's tier stops here, before anything is built or run.
     if ! step architectures step_architectures; then
       print_summary
@@ -350,6 +391,7 @@ main() {
   selected synccheck step_sanitizer synccheck
   selected initcheck step_sanitizer initcheck
   selected torch step_torch
+  selected torch-bench step_torch_bench
   selected bench step_bench
   print_summary
 }

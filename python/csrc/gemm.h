@@ -1,10 +1,11 @@
 #pragma once
-// The problem that the PyTorch binding (tilepipe_torch.cpp, built by the host compiler with the
-// torch headers) hands to the GEMM (tilepipe_gemm.cu, built by nvcc without them): plain pointers,
-// extents and strides, so that neither side needs the other's headers.
+// The problem that the operators (ops.cpp, built by the host compiler with the torch headers) hand
+// to the GEMM (gemm.cu and the generated gemm_<ab>_<d>_<layouts>.cu, built by nvcc without them):
+// plain pointers, extents and strides, so that neither side needs the other's headers.
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include <tilepipe/layout/tile_shape.cuh>
@@ -18,7 +19,7 @@ enum class DType { kF16, kBF16, kF32 };
 enum class Activation { kNone, kRelu, kGelu, kGeluTanh, kSilu };
 
 //! One matrix operand as tilepipe sees it: storage order, leading dimension and batch stride, in
-//! elements (tilepipe's GemmArguments).
+//! elements (tilepipe's GemmArguments). Any of them may be unaligned: GemmAuto takes them.
 struct Operand {
   const void* data = nullptr;
   tilepipe::Layout layout = tilepipe::Layout::kRowMajor;
@@ -34,12 +35,19 @@ struct Problem {
   Operand a, b;
   void* d_data = nullptr;
   std::int64_t ldd = 0, batch_stride_d = 0;
-  const float* bias = nullptr;  //!< n values, one per column of D, or null
+  const void* bias = nullptr;     //!< n values, one per column of D, or null
+  DType bias_type = DType::kF32;  //!< the bias's element type: A's or kF32
   Activation activation = Activation::kNone;
+  void* workspace = nullptr;  //!< workspace_size(p) bytes (GemmAuto's)
+  std::size_t workspace_bytes = 0;
 };
 
-//! Runs `p` on `stream` (the current device's), through tilepipe::GemmMultistage.
+//! Runs `p` on `stream` (the current device's) through tilepipe::GemmAuto, which picks the tile,
+//! the tier and the split per problem.
 tilepipe::Status run_gemm(const Problem& p, cudaStream_t stream);
+
+//! The bytes of workspace `run_gemm(p)` needs on the current device (0 for most problems).
+std::size_t workspace_size(const Problem& p);
 
 //! tilepipe::hopper_tier_available: an sm_90 GPU running this extension's sm_90a code.
 bool hopper_tier_available(int device);

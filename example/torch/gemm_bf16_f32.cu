@@ -1,5 +1,0 @@
-// tilepipe_torch's GEMMs for bf16 A and B and f32 D, in all four layouts (tilepipe_gemm.cuh).
-#include "tilepipe_gemm.cuh"
-
-template tilepipe::Status tilepipe_torch::run_typed<__nv_bfloat16, float>(
-    const tilepipe_torch::Problem&, cudaStream_t);

@@ -1,0 +1,73 @@
+// tilepipe_torch::run_gemm and workspace_size: the instance for the problem's element types and
+// layouts. Each instance is compiled in a file of its own, which setup.py generates.
+
+#include <utility>
+
+#include "gemm.cuh"
+
+#define TILEPIPE_TORCH_EXTERN(AB, D, LA, LB) TILEPIPE_TORCH_INSTANCE(extern, AB, D, LA, LB)
+TILEPIPE_TORCH_INSTANCES(TILEPIPE_TORCH_EXTERN)
+
+namespace tilepipe_torch {
+
+namespace {
+
+using tilepipe::Layout;
+using tilepipe::Status;
+
+template <class AB_, class D_, Layout LA_, Layout LB_>
+struct Instance {
+  using AB = AB_;
+  using D = D_;
+  static constexpr Layout kLA = LA_, kLB = LB_;
+};
+
+// f(Instance<...>{}) for p's layouts, with A and B of type AB and D of type D.
+template <class AB, class D, class F>
+auto with_layouts(const Problem& p, F&& f) {
+  const bool a_row = p.a.layout == Layout::kRowMajor, b_row = p.b.layout == Layout::kRowMajor;
+  if (a_row && b_row) return f(Instance<AB, D, Layout::kRowMajor, Layout::kRowMajor>{});
+  if (a_row) return f(Instance<AB, D, Layout::kRowMajor, Layout::kColumnMajor>{});
+  if (b_row) return f(Instance<AB, D, Layout::kColumnMajor, Layout::kRowMajor>{});
+  return f(Instance<AB, D, Layout::kColumnMajor, Layout::kColumnMajor>{});
+}
+
+// f(Instance<...>{}) for p's element types and layouts; `invalid` where there is none (ops.cpp
+// checks the types first).
+template <class F, class R>
+R with_instance(const Problem& p, F&& f, R invalid) {
+  const bool f32_out = p.d == DType::kF32;
+  if (p.ab == DType::kF16 && f32_out) return with_layouts<__half, float>(p, f);
+  if (p.ab == DType::kF16 && p.d == DType::kF16) return with_layouts<__half, __half>(p, f);
+  if (p.ab == DType::kBF16 && f32_out) return with_layouts<__nv_bfloat16, float>(p, f);
+  if (p.ab == DType::kBF16 && p.d == DType::kBF16)
+    return with_layouts<__nv_bfloat16, __nv_bfloat16>(p, f);
+  return invalid;
+}
+
+}  // namespace
+
+Status run_gemm(const Problem& p, cudaStream_t stream) {
+  return with_instance(
+      p,
+      [&](auto i) {
+        using I = decltype(i);
+        return run_layouts<typename I::AB, typename I::D, I::kLA, I::kLB>(p, stream);
+      },
+      Status::error(Status::Code::kInvalidArgument,
+                    "A and B must be f16 or bf16, and D the same or f32"));
+}
+
+std::size_t workspace_size(const Problem& p) {
+  return with_instance(
+      p,
+      [&](auto i) {
+        using I = decltype(i);
+        return workspace_layouts<typename I::AB, typename I::D, I::kLA, I::kLB>(p);
+      },
+      std::size_t{0});
+}
+
+bool hopper_tier_available(int device) { return tilepipe::hopper_tier_available(device); }
+
+}  // namespace tilepipe_torch
