@@ -16,45 +16,71 @@
 
 namespace tilepipe_torch {
 
-// GELU and SiLU evaluate erff, tanhf or expf. Inlined, the epilogue would carry all three for
-// each of its elements and compile about 7 times slower (sm_80); as a call on the path that
-// needs it, the common cases (none, ReLU) stay a select. ptxas does not serialize the Hopper
-// tier's wgmma over it: the call comes after the mainloop's last wait.
-__device__ __noinline__ inline float smooth_activation(float v, Activation activation) {
-  switch (activation) {
-    case Activation::kGelu: return tilepipe::GeluErf{}(v, 0, 0);
-    case Activation::kGeluTanh: return tilepipe::GeluTanh{}(v, 0, 0);
-    default: return tilepipe::Silu{}(v, 0, 0);
-  }
+// GELU (erf) needs erff, whose inlined code for each element of the epilogue doubled the compile
+// time of an instance: it is a call, on the path that needs it.
+__device__ __noinline__ inline float gelu_erf(float v) {
+  return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
 }
 
-// D = act(v + bias[col]). One instantiation serves every bias type and activation: the choice is
-// a uniform branch per element in the epilogue, not another kernel to compile. The bias is read
-// in its own type (the input's, or f32), so that no conversion kernel runs before the GEMM.
+// The output operator, applied to every element in the epilogue, where it costs the tensor cores
+// time (they wait while the tile is staged): one operator serves every bias type and activation
+// (a uniform branch per element, not another instance to compile), and each path is a few
+// instructions. The bias is read in its own type (the input's, or f32), so that no conversion
+// kernel runs before the GEMM, through the read-only path (__ldg: the compiler may reuse the
+// value for the rows of a column). GELU (tanh) and SiLU are one path: v sigmoid(z) with
+// z = v (c0 + c1 v^2), computed as v / (1 + e^-z) with the hardware's exp2 and reciprocal
+// (relative errors near 2^-22; e^-z = inf gives 0 as it should), where tanhf and expf take tens
+// of instructions each and made GELU cost a third of a 4096 x 14336 x 4096 GEMM (H200).
 struct BiasActivation {
   const void* bias = nullptr;  // N values, or null
   DType bias_type = DType::kF32;
   Activation activation = Activation::kNone;
+  float c0 = 0.0f, c1 = 0.0f;  // z's coefficients for kGeluTanh and kSilu
 
-  __device__ float operator()(float v, int row, int col) const {
+  BiasActivation() = default;
+  BiasActivation(const void* b, DType type, Activation act)
+      : bias(b), bias_type(type), activation(act) {
+    // GELU (tanh): 0.5 v (1 + tanh(u)) = v sigmoid(2u), u = sqrt(2 / pi) (v + 0.044715 v^3).
+    if (act == Activation::kGeluTanh) c0 = 1.5957691216057308f, c1 = 0.0713548162726009f;
+    if (act == Activation::kSilu) c0 = 1.0f, c1 = 0.0f;
+  }
+
+  __device__ float operator()(float v, int, int col) const {
     if (bias != nullptr) {
-      if (bias_type == DType::kF32) v += static_cast<const float*>(bias)[col];
-      else if (bias_type == DType::kF16) v += __half2float(static_cast<const __half*>(bias)[col]);
-      else v += __bfloat162float(static_cast<const __nv_bfloat16*>(bias)[col]);
+      if (bias_type == DType::kF32) v += __ldg(static_cast<const float*>(bias) + col);
+      else if (bias_type == DType::kF16)
+        v += __half2float(__ldg(static_cast<const __half*>(bias) + col));
+      else v += __bfloat162float(__ldg(static_cast<const __nv_bfloat16*>(bias) + col));
     }
-    if (activation == Activation::kNone) return v;
-    if (activation == Activation::kRelu) return tilepipe::Relu{}(v, row, col);
-    return smooth_activation(v, activation);
+    switch (activation) {
+      case Activation::kNone: return v;
+      case Activation::kRelu: return fmaxf(v, 0.0f);
+      case Activation::kGelu: return gelu_erf(v);
+      default: return __fdividef(v, 1.0f + __expf(-v * (c0 + c1 * v * v)));
+    }
   }
 };
 
-template <class AB, class D, tilepipe::Layout LA, tilepipe::Layout LB>
-using Gemm = tilepipe::GemmAuto<AB, D, LA, LB, BiasActivation, /*AnyAlignment=*/true>;
+// The output operators: BiasActivation, and Identity for problems with neither (every gradient
+// GEMM), where the epilogue then only converts and stores.
+template <class Op>
+Op output_op(const Problem& p);
+template <>
+inline BiasActivation output_op<BiasActivation>(const Problem& p) {
+  return BiasActivation(p.bias, p.bias_type, p.activation);
+}
+template <>
+inline tilepipe::Identity output_op<tilepipe::Identity>(const Problem&) {
+  return {};
+}
+
+template <class AB, class D, tilepipe::Layout LA, tilepipe::Layout LB, class Op>
+using Gemm = tilepipe::GemmAuto<AB, D, LA, LB, Op, /*AnyAlignment=*/true>;
 
 //! GemmAuto's arguments for `p`.
-template <class AB, class D, tilepipe::Layout LA, tilepipe::Layout LB>
-typename Gemm<AB, D, LA, LB>::Arguments arguments(const Problem& p) {
-  typename Gemm<AB, D, LA, LB>::Arguments args;
+template <class AB, class D, tilepipe::Layout LA, tilepipe::Layout LB, class Op>
+typename Gemm<AB, D, LA, LB, Op>::Arguments arguments(const Problem& p) {
+  typename Gemm<AB, D, LA, LB, Op>::Arguments args;
   args.m = p.m;
   args.n = p.n;
   args.k = p.k;
@@ -69,44 +95,47 @@ typename Gemm<AB, D, LA, LB>::Arguments arguments(const Problem& p) {
   args.ldd = p.ldd;
   args.batch_stride_d = p.batch_stride_d;
   args.layout_cd = tilepipe::Layout::kRowMajor;
-  args.output_op = BiasActivation{p.bias, p.bias_type, p.activation};
+  args.output_op = output_op<Op>(p);
   args.workspace = p.workspace;
   args.workspace_bytes = p.workspace_bytes;
   return args;
 }
 
-//! Runs `p` (A and B of type AB in layouts LA and LB, D of type D) through GemmAuto.
-template <class AB, class D, tilepipe::Layout LA, tilepipe::Layout LB>
+//! Runs `p` (A and B of type AB in layouts LA and LB, D of type D) through GemmAuto with `Op`.
+template <class AB, class D, tilepipe::Layout LA, tilepipe::Layout LB, class Op>
 tilepipe::Status run_layouts(const Problem& p, cudaStream_t stream) {
-  return Gemm<AB, D, LA, LB>::run(arguments<AB, D, LA, LB>(p), stream);
+  return Gemm<AB, D, LA, LB, Op>::run(arguments<AB, D, LA, LB, Op>(p), stream);
 }
 
 //! GemmAuto's workspace for `p` on the current device.
-template <class AB, class D, tilepipe::Layout LA, tilepipe::Layout LB>
+template <class AB, class D, tilepipe::Layout LA, tilepipe::Layout LB, class Op>
 std::size_t workspace_layouts(const Problem& p) {
-  return Gemm<AB, D, LA, LB>::workspace_size(arguments<AB, D, LA, LB>(p));
+  return Gemm<AB, D, LA, LB, Op>::workspace_size(arguments<AB, D, LA, LB, Op>(p));
 }
 
 }  // namespace tilepipe_torch
 
 // An explicit instantiation (`prefix` empty) or its declaration (`prefix` extern) of the GEMM for
-// one pair of element types and one pair of layouts (kRowMajor or kColumnMajor).
-#define TILEPIPE_TORCH_INSTANCE(prefix, AB, D, LA, LB)                                  \
-  prefix template tilepipe::Status                                                      \
-  tilepipe_torch::run_layouts<AB, D, tilepipe::Layout::LA, tilepipe::Layout::LB>(       \
-      const tilepipe_torch::Problem&, cudaStream_t);                                    \
-  prefix template std::size_t                                                           \
-  tilepipe_torch::workspace_layouts<AB, D, tilepipe::Layout::LA, tilepipe::Layout::LB>( \
+// one pair of element types, one pair of layouts (kRowMajor or kColumnMajor) and one operator.
+#define TILEPIPE_TORCH_INSTANCE(prefix, AB, D, LA, LB, Op)                                  \
+  prefix template tilepipe::Status                                                          \
+  tilepipe_torch::run_layouts<AB, D, tilepipe::Layout::LA, tilepipe::Layout::LB, Op>(       \
+      const tilepipe_torch::Problem&, cudaStream_t);                                        \
+  prefix template std::size_t                                                               \
+  tilepipe_torch::workspace_layouts<AB, D, tilepipe::Layout::LA, tilepipe::Layout::LB, Op>( \
       const tilepipe_torch::Problem&);
 
-// Every instance, each as X(AB, D, LA, LB): setup.py generates one file for each (the same list).
-#define TILEPIPE_TORCH_LAYOUTS(X, AB, D) \
-  X(AB, D, kRowMajor, kRowMajor)         \
-  X(AB, D, kRowMajor, kColumnMajor)      \
-  X(AB, D, kColumnMajor, kRowMajor)      \
-  X(AB, D, kColumnMajor, kColumnMajor)
-#define TILEPIPE_TORCH_INSTANCES(X)                       \
-  TILEPIPE_TORCH_LAYOUTS(X, __half, __half)               \
-  TILEPIPE_TORCH_LAYOUTS(X, __half, float)                \
-  TILEPIPE_TORCH_LAYOUTS(X, __nv_bfloat16, __nv_bfloat16) \
-  TILEPIPE_TORCH_LAYOUTS(X, __nv_bfloat16, float)
+// Every instance, each as X(AB, D, LA, LB, Op): setup.py generates one file for each (the same
+// list). Identity only where D is A's type (f32 results are rarer, and take BiasActivation).
+#define TILEPIPE_TORCH_LAYOUTS(X, AB, D, Op) \
+  X(AB, D, kRowMajor, kRowMajor, Op)         \
+  X(AB, D, kRowMajor, kColumnMajor, Op)      \
+  X(AB, D, kColumnMajor, kRowMajor, Op)      \
+  X(AB, D, kColumnMajor, kColumnMajor, Op)
+#define TILEPIPE_TORCH_INSTANCES(X)                                                       \
+  TILEPIPE_TORCH_LAYOUTS(X, __half, __half, tilepipe_torch::BiasActivation)               \
+  TILEPIPE_TORCH_LAYOUTS(X, __half, __half, tilepipe::Identity)                           \
+  TILEPIPE_TORCH_LAYOUTS(X, __half, float, tilepipe_torch::BiasActivation)                \
+  TILEPIPE_TORCH_LAYOUTS(X, __nv_bfloat16, __nv_bfloat16, tilepipe_torch::BiasActivation) \
+  TILEPIPE_TORCH_LAYOUTS(X, __nv_bfloat16, __nv_bfloat16, tilepipe::Identity)             \
+  TILEPIPE_TORCH_LAYOUTS(X, __nv_bfloat16, float, tilepipe_torch::BiasActivation)

@@ -193,6 +193,8 @@ def grad_bounds(a, b, bias, activation, g, out_dtype):
     eps(a) (|Gp| + dGp); a GEMM adds (inner + 4) EPS32 times its sum of magnitudes. The sums over
     each operand's elements are the gradients of sum(E * (|a| @ |b|)) (autograd does the
     broadcasting)."""
+    a, b = a.detach(), b.detach()
+    bias = None if bias is None else bias.detach()
     a64, b64 = a.double().requires_grad_(), b.double().requires_grad_()
     bias64 = None if bias is None else bias.double().requires_grad_()
     pre = torch.matmul(a64, b64) + (0 if bias64 is None else bias64)
