@@ -38,7 +38,7 @@ template <class AB, class F>
 auto with_operator(const Problem& p, F&& f) {
   if (p.bias == nullptr && p.activation == Activation::kNone)
     return with_layouts<AB, AB, tilepipe::Identity>(p, f);
-  return with_layouts<AB, AB, BiasActivation>(p, f);
+  return with_layouts<AB, AB, BiasActivation<AB>>(p, f);
 }
 
 // f(Instance<...>{}) for p's element types, layouts and operator; `invalid` where there is none
@@ -46,10 +46,11 @@ auto with_operator(const Problem& p, F&& f) {
 template <class F, class R>
 R with_instance(const Problem& p, F&& f, R invalid) {
   const bool f32_out = p.d == DType::kF32;
-  if (p.ab == DType::kF16 && f32_out) return with_layouts<__half, float, BiasActivation>(p, f);
+  if (p.ab == DType::kF16 && f32_out)
+    return with_layouts<__half, float, BiasActivation<__half>>(p, f);
   if (p.ab == DType::kF16 && p.d == DType::kF16) return with_operator<__half>(p, f);
   if (p.ab == DType::kBF16 && f32_out)
-    return with_layouts<__nv_bfloat16, float, BiasActivation>(p, f);
+    return with_layouts<__nv_bfloat16, float, BiasActivation<__nv_bfloat16>>(p, f);
   if (p.ab == DType::kBF16 && p.d == DType::kBF16) return with_operator<__nv_bfloat16>(p, f);
   return invalid;
 }

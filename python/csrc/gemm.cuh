@@ -10,6 +10,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <type_traits>
+
 #include <tilepipe/gemm/gemm_auto.cuh>
 
 #include "gemm.h"
@@ -22,15 +24,55 @@ __device__ __noinline__ inline float gelu_erf(float v) {
   return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
 }
 
-// The output operator, applied to every element in the epilogue, where it costs the tensor cores
-// time (they wait while the tile is staged): one operator serves every bias type and activation
-// (a uniform branch per element, not another instance to compile), and each path is a few
-// instructions. The bias is read in its own type (the input's, or f32), so that no conversion
-// kernel runs before the GEMM, through the read-only path (__ldg: the compiler may reuse the
-// value for the rows of a column). GELU (tanh) and SiLU are one path: v sigmoid(z) with
-// z = v (c0 + c1 v^2), computed as v / (1 + e^-z) with the hardware's exp2 and reciprocal
-// (relative errors near 2^-22; e^-z = inf gives 0 as it should), where tanhf and expf take tens
-// of instructions each and made GELU cost a third of a 4096 x 14336 x 4096 GEMM (H200).
+// A bias of type T (NoBias: none), read through the read-only path.
+struct NoBias {};
+template <class T>
+__device__ __forceinline__ float bias_at(const T* bias, int col) {
+  if constexpr (std::is_same_v<T, NoBias>) return 0.0f;
+  else if constexpr (std::is_same_v<T, float>) return __ldg(bias + col);
+  else if constexpr (std::is_same_v<T, __half>) return __half2float(__ldg(bias + col));
+  else return __bfloat162float(__ldg(bias + col));
+}
+
+// v sigmoid(z), z = v (c0 + c1 v^2): GELU (tanh) is 0.5 v (1 + tanh(u)) = v sigmoid(2u) with
+// u = sqrt(2 / pi) (v + 0.044715 v^3), SiLU is c0 = 1, c1 = 0. As v / (1 + e^-z) with the
+// hardware's exp2 and reciprocal (relative errors near 2^-22; e^-z = inf gives 0 as it should),
+// where tanhf and expf take tens of instructions each.
+__device__ __forceinline__ float times_sigmoid(float v, float c0, float c1) {
+  return __fdividef(v, 1.0f + __expf(-v * (c0 + c1 * v * v)));
+}
+
+// The operators BiasActivation::dispatch chooses, each without a branch: bias then nothing,
+// ReLU, or v sigmoid(z).
+template <class B>
+struct BiasOnly {
+  const B* bias;
+  __device__ float operator()(float v, int, int col) const { return v + bias_at(bias, col); }
+};
+template <class B>
+struct BiasRelu {
+  const B* bias;
+  __device__ float operator()(float v, int, int col) const {
+    return fmaxf(v + bias_at(bias, col), 0.0f);
+  }
+};
+template <class B>
+struct BiasSigmoid {
+  const B* bias;
+  float c0, c1;
+  __device__ float operator()(float v, int, int col) const {
+    return times_sigmoid(v + bias_at(bias, col), c0, c1);
+  }
+};
+
+// D = act(v + bias[col]), the bias of the inputs' type AB or f32, or none. One operator serves
+// every bias and activation, chosen at run time: per tile on the Hopper tier's staged path
+// (dispatch, which hands the epilogue an operator of one choice: its loop runs without a branch
+// per element, and the bias loads can move ahead), per element elsewhere (operator()). GELU
+// (erf) stays per element everywhere: it is a call either way. The bias is read in its own type,
+// so that no conversion kernel runs before the GEMM. With a branch per element, a bias cost a
+// 4096^3 GEMM a third of its time (H200).
+template <class AB>
 struct BiasActivation {
   const void* bias = nullptr;  // N values, or null
   DType bias_type = DType::kF32;
@@ -40,24 +82,41 @@ struct BiasActivation {
   BiasActivation() = default;
   BiasActivation(const void* b, DType type, Activation act)
       : bias(b), bias_type(type), activation(act) {
-    // GELU (tanh): 0.5 v (1 + tanh(u)) = v sigmoid(2u), u = sqrt(2 / pi) (v + 0.044715 v^3).
     if (act == Activation::kGeluTanh) c0 = 1.5957691216057308f, c1 = 0.0713548162726009f;
     if (act == Activation::kSilu) c0 = 1.0f, c1 = 0.0f;
   }
 
   __device__ float operator()(float v, int, int col) const {
     if (bias != nullptr) {
-      if (bias_type == DType::kF32) v += __ldg(static_cast<const float*>(bias) + col);
-      else if (bias_type == DType::kF16)
-        v += __half2float(__ldg(static_cast<const __half*>(bias) + col));
-      else v += __bfloat162float(__ldg(static_cast<const __nv_bfloat16*>(bias) + col));
+      if (bias_type == DType::kF32) v += bias_at(static_cast<const float*>(bias), col);
+      else v += bias_at(static_cast<const AB*>(bias), col);
     }
     switch (activation) {
       case Activation::kNone: return v;
       case Activation::kRelu: return fmaxf(v, 0.0f);
       case Activation::kGelu: return gelu_erf(v);
-      default: return __fdividef(v, 1.0f + __expf(-v * (c0 + c1 * v * v)));
+      default: return times_sigmoid(v, c0, c1);
     }
+  }
+
+  template <class F>
+  __device__ void dispatch(F&& f) const {
+    if (activation == Activation::kGelu) return f(*this);
+    if (bias == nullptr) return with_bias(f, static_cast<const NoBias*>(nullptr));
+    if (bias_type == DType::kF32) return with_bias(f, static_cast<const float*>(bias));
+    return with_bias(f, static_cast<const AB*>(bias));
+  }
+
+ private:
+  template <class F, class B>
+  __device__ void with_bias(F& f, const B* b) const {
+    // Without a bias or an activation the Identity instance runs (gemm.cu), not this operator:
+    // that choice shares the per-element loop rather than compile one more.
+    if constexpr (std::is_same_v<B, NoBias>)
+      if (activation == Activation::kNone) return f(*this);
+    if (activation == Activation::kNone) f(BiasOnly<B>{b});
+    else if (activation == Activation::kRelu) f(BiasRelu<B>{b});
+    else f(BiasSigmoid<B>{b, c0, c1});
   }
 };
 
@@ -66,8 +125,12 @@ struct BiasActivation {
 template <class Op>
 Op output_op(const Problem& p);
 template <>
-inline BiasActivation output_op<BiasActivation>(const Problem& p) {
-  return BiasActivation(p.bias, p.bias_type, p.activation);
+inline BiasActivation<__half> output_op<BiasActivation<__half>>(const Problem& p) {
+  return {p.bias, p.bias_type, p.activation};
+}
+template <>
+inline BiasActivation<__nv_bfloat16> output_op<BiasActivation<__nv_bfloat16>>(const Problem& p) {
+  return {p.bias, p.bias_type, p.activation};
 }
 template <>
 inline tilepipe::Identity output_op<tilepipe::Identity>(const Problem&) {
@@ -132,10 +195,11 @@ std::size_t workspace_layouts(const Problem& p) {
   X(AB, D, kRowMajor, kColumnMajor, Op)      \
   X(AB, D, kColumnMajor, kRowMajor, Op)      \
   X(AB, D, kColumnMajor, kColumnMajor, Op)
-#define TILEPIPE_TORCH_INSTANCES(X)                                                       \
-  TILEPIPE_TORCH_LAYOUTS(X, __half, __half, tilepipe_torch::BiasActivation)               \
-  TILEPIPE_TORCH_LAYOUTS(X, __half, __half, tilepipe::Identity)                           \
-  TILEPIPE_TORCH_LAYOUTS(X, __half, float, tilepipe_torch::BiasActivation)                \
-  TILEPIPE_TORCH_LAYOUTS(X, __nv_bfloat16, __nv_bfloat16, tilepipe_torch::BiasActivation) \
-  TILEPIPE_TORCH_LAYOUTS(X, __nv_bfloat16, __nv_bfloat16, tilepipe::Identity)             \
-  TILEPIPE_TORCH_LAYOUTS(X, __nv_bfloat16, float, tilepipe_torch::BiasActivation)
+#define TILEPIPE_TORCH_INSTANCES(X)                                                 \
+  TILEPIPE_TORCH_LAYOUTS(X, __half, __half, tilepipe_torch::BiasActivation<__half>) \
+  TILEPIPE_TORCH_LAYOUTS(X, __half, __half, tilepipe::Identity)                     \
+  TILEPIPE_TORCH_LAYOUTS(X, __half, float, tilepipe_torch::BiasActivation<__half>)  \
+  TILEPIPE_TORCH_LAYOUTS(X, __nv_bfloat16, __nv_bfloat16,                           \
+                         tilepipe_torch::BiasActivation<__nv_bfloat16>)             \
+  TILEPIPE_TORCH_LAYOUTS(X, __nv_bfloat16, __nv_bfloat16, tilepipe::Identity)       \
+  TILEPIPE_TORCH_LAYOUTS(X, __nv_bfloat16, float, tilepipe_torch::BiasActivation<__nv_bfloat16>)

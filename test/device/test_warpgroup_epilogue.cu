@@ -8,7 +8,8 @@
 // (alpha 1 and not, tiles clipped at M and N, `begin` + `drain` and `store`), tiles crossing a
 // line end that is not 16-byte aligned, beta * C, column-major D, batches, tiles whose rows all
 // lie past M, and a D that TMA cannot address (one element in, odd ldd), which is written from
-// the registers throughout, in element pairs on the rows where they are aligned.
+// the registers throughout, in element pairs on the rows where they are aligned. One case runs an
+// operator chosen at run time (`dispatch`): the staged path must apply what it chooses.
 
 #include <gtest/gtest.h>
 
@@ -32,19 +33,39 @@ namespace {
 // D = (alpha * acc + beta * C) * scale[row] + bias[col]: an operator that reads both coordinates.
 using FusedOp = tilepipe::Chain<tilepipe::ScalePerRow<float>, tilepipe::BiasPerCol<float>>;
 
+// FusedOp or the identity, chosen at run time, with `dispatch` (output_ops.cuh): the staged path
+// must call `dispatch` once per tile and apply the operator it passes, never `operator()`, which
+// counts its calls in `generic_calls` (the stores from the registers call it, as they should).
+struct ChosenOp {
+  FusedOp fused;
+  bool fuse = false;
+  unsigned* generic_calls = nullptr;
+
+  __device__ float operator()(float v, int row, int col) const {
+    atomicAdd(generic_calls, 1u);
+    return fuse ? fused(v, row, col) : v;
+  }
+  template <class F>
+  __device__ void dispatch(F&& f) const {
+    if (fuse) f(fused);
+    else f(tilepipe::Identity{});
+  }
+};
+enum class OpKind { kFused, kChosen };
+
 constexpr int kWarpgroups = 2;
 constexpr int kThreads = 128 * kWarpgroups;
 
 // `WholeStore`: each tile through `store`, as the ping-pong GEMM does; else `begin` and `drain`,
 // as the cooperative one. (A run-time choice would compile the unrolled staging twice as often.)
-template <class ElementD, int N, bool Fused, bool WholeStore>
+template <class ElementD, int N, OpKind Kind, bool WholeStore>
 struct EpilogueCase {
   using Element = ElementD;
   using Bits = std::conditional_t<sizeof(ElementD) == 2, std::uint16_t, std::uint32_t>;
   static constexpr int kN = N;
-  static constexpr bool kFused = Fused;
+  static constexpr OpKind kKind = Kind;
   static constexpr bool kWholeStore = WholeStore;
-  using Op = std::conditional_t<Fused, FusedOp, tilepipe::Identity>;
+  using Op = std::conditional_t<Kind == OpKind::kFused, FusedOp, ChosenOp>;
   // The accumulators of one warpgroup's 64 x N wgmma tile (their layout does not depend on A and
   // B).
   using Accumulators = typename tilepipe::WarpgroupMma<__half, Layout::kRowMajor,
@@ -124,15 +145,18 @@ Element from_double(double v) {
   else return tptest::from_float<Element>(static_cast<float>(v));
 }
 
+// `fuse`: for kChosen, which operator it chooses (the others: their own).
 template <class Case>
-void run_epilogue_test(const EpilogueRun& run, std::uint32_t seed) {
+void run_epilogue_test(const EpilogueRun& run, std::uint32_t seed, bool fuse = false) {
   using Element = typename Case::Element;
   using Bits = typename Case::Bits;
   constexpr int N = Case::kN;
   constexpr int kVector = 16 / static_cast<int>(sizeof(Element));
   const bool row_major = run.layout == Layout::kRowMajor;
+  const bool fused = Case::kKind == OpKind::kFused || (Case::kKind == OpKind::kChosen && fuse);
   SCOPED_TRACE(testing::Message() << tptest::element_name<Element>() << " D, N " << N
-                                  << (Case::kFused ? ", scale and bias" : ", identity") << "; "
+                                  << (fused ? ", scale and bias" : ", identity")
+                                  << (Case::kKind == OpKind::kChosen ? " (chosen)" : "") << "; "
                                   << run.m << "x" << run.n << ", " << run.batches << " batches, "
                                   << (row_major ? "row" : "column") << "-major, alpha " << run.alpha
                                   << ", beta " << run.beta
@@ -174,7 +198,9 @@ void run_epilogue_test(const EpilogueRun& run, std::uint32_t seed) {
   tptest::DeviceBuffer<Element> d_d(d_size), d_c(c_size);
   tptest::DeviceBuffer<float> d_scale(scale.size()), d_bias(bias.size());
   tptest::DeviceBuffer<TileOrigin> d_tiles(tiles.size());
-  ASSERT_TRUE(d_d.ok() && d_c.ok() && d_scale.ok() && d_bias.ok() && d_tiles.ok());
+  tptest::DeviceBuffer<unsigned> d_calls(1);
+  ASSERT_TRUE(d_d.ok() && d_c.ok() && d_scale.ok() && d_bias.ok() && d_tiles.ok() && d_calls.ok());
+  TP_CUDA_ASSERT(d_calls.upload(std::vector<unsigned>{0u}));
   TP_CUDA_ASSERT(d_d.poison());
   TP_CUDA_ASSERT(d_c.upload(c));
   TP_CUDA_ASSERT(d_scale.upload(scale));
@@ -191,9 +217,14 @@ void run_epilogue_test(const EpilogueRun& run, std::uint32_t seed) {
   out.layout = run.layout;
   out.m = run.m;
   out.n = run.n;
-  if constexpr (Case::kFused) {
+  if constexpr (Case::kKind == OpKind::kFused) {
     out.op.template get<0>().scale = d_scale.get();
     out.op.template get<1>().bias = d_bias.get();
+  } else if constexpr (Case::kKind == OpKind::kChosen) {
+    out.op.fused.template get<0>().scale = d_scale.get();
+    out.op.fused.template get<1>().bias = d_bias.get();
+    out.op.fuse = fuse;
+    out.op.generic_calls = d_calls.get();
   }
   typename Case::Params params{};
   const tilepipe::Status s =
@@ -227,7 +258,7 @@ void run_epilogue_test(const EpilogueRun& run, std::uint32_t seed) {
     const int r = static_cast<int>(row_major ? l : p), col = static_cast<int>(row_major ? p : l);
     double v = double(run.alpha) * acc_value(r, col, static_cast<int>(b));
     if (run.beta != 0.0f) v += double(run.beta) * c_ints[b * batch_stride_c + l * ldc + p];
-    if constexpr (Case::kFused) v = v * scale[r] + bias[col];
+    if (fused) v = v * scale[r] + bias[col];
     const float want = to_float(from_double<Element>(v));
     const float got = to_float(d[i]);
     if (!(got == want) && ++mismatches <= 10)
@@ -236,26 +267,38 @@ void run_epilogue_test(const EpilogueRun& run, std::uint32_t seed) {
   }
   EXPECT_EQ(mismatches, 0);
   EXPECT_EQ(written_outside, 0);
+  if constexpr (Case::kKind == OpKind::kChosen) {
+    // Where every tile is staged (row-major D that TMA addresses, whole 16-byte lines, beta 0),
+    // operator() must never run; elsewhere the stores from the registers call it.
+    const bool all_staged =
+        row_major && !run.unaligned && run.beta == 0.0f && (run.n * sizeof(Element)) % 16 == 0;
+    std::vector<unsigned> calls;
+    TP_CUDA_ASSERT(d_calls.download(calls));
+    if (all_staged) EXPECT_EQ(calls[0], 0u) << "the staged path called operator(), not dispatch";
+    else EXPECT_GT(calls[0], 0u) << "the stores from the registers did not call operator()";
+  }
 }
 
 // The cases, sized from N so that each instantiation meets the same paths.
 template <class Case>
-void run_all_paths(std::uint32_t seed) {
+void run_all_paths(std::uint32_t seed, bool fuse = false) {
   constexpr int N = Case::kN;
   // TMA stores clipped at M (8 rows of the last tile's second warpgroup) and N, alpha 1.
-  run_epilogue_test<Case>({Layout::kRowMajor, 200, 2 * N + 40, 1, 1.0f, 0.0f}, seed);
+  run_epilogue_test<Case>({Layout::kRowMajor, 200, 2 * N + 40, 1, 1.0f, 0.0f}, seed, fuse);
   // alpha != 1; lines that end 6 or 12 bytes past 16: the tiles crossing the end go direct.
-  run_epilogue_test<Case>({Layout::kRowMajor, 130, N + N / 2 + 3, 2, 0.5f, 0.0f}, seed + 1);
+  run_epilogue_test<Case>({Layout::kRowMajor, 130, N + N / 2 + 3, 2, 0.5f, 0.0f}, seed + 1, fuse);
   // beta * C (written from the registers), batches.
-  run_epilogue_test<Case>({Layout::kRowMajor, 77, N + 40, 2, 2.0f, -0.5f}, seed + 2);
+  run_epilogue_test<Case>({Layout::kRowMajor, 77, N + 40, 2, 2.0f, -0.5f}, seed + 2, fuse);
   // Column-major D, without and with C.
-  run_epilogue_test<Case>({Layout::kColumnMajor, 150, N + 17, 1, 1.0f, 0.0f}, seed + 3);
-  run_epilogue_test<Case>({Layout::kColumnMajor, 64, N, 2, 0.5f, 1.0f}, seed + 4);
+  run_epilogue_test<Case>({Layout::kColumnMajor, 150, N + 17, 1, 1.0f, 0.0f}, seed + 3, fuse);
+  run_epilogue_test<Case>({Layout::kColumnMajor, 64, N, 2, 0.5f, 1.0f}, seed + 4, fuse);
   // D that TMA cannot address: every tile from the registers; row-major with and without C (the
   // rows of odd ldd alternate between pairs and single elements), column-major.
-  run_epilogue_test<Case>({Layout::kRowMajor, 200, 2 * N + 40, 2, 1.0f, 0.0f, true}, seed + 5);
-  run_epilogue_test<Case>({Layout::kRowMajor, 77, N + N / 2 + 3, 1, 2.0f, -0.5f, true}, seed + 6);
-  run_epilogue_test<Case>({Layout::kColumnMajor, 150, N + 17, 2, 0.5f, 0.0f, true}, seed + 7);
+  run_epilogue_test<Case>({Layout::kRowMajor, 200, 2 * N + 40, 2, 1.0f, 0.0f, true}, seed + 5,
+                          fuse);
+  run_epilogue_test<Case>({Layout::kRowMajor, 77, N + N / 2 + 3, 1, 2.0f, -0.5f, true}, seed + 6,
+                          fuse);
+  run_epilogue_test<Case>({Layout::kColumnMajor, 150, N + 17, 2, 0.5f, 0.0f, true}, seed + 7, fuse);
 }
 
 }  // namespace
@@ -263,15 +306,17 @@ void run_all_paths(std::uint32_t seed) {
 // f16 D from 64 x 256 tiles (the default GEMM's): four chunks, two kept for `drain`.
 TEST(WarpgroupEpilogue, HalfN256ScaleBiasBeginDrain) {
   TP_REQUIRE_HOPPER_TIER(tptest::hopper_tier_on_current_device());
-  run_all_paths<EpilogueCase<__half, 256, true, false>>(100);
+  run_all_paths<EpilogueCase<__half, 256, OpKind::kFused, false>>(100);
 }
 // f32 D from 64 x 128 tiles: four chunks of 32 columns, two kept; through `store`.
 TEST(WarpgroupEpilogue, FloatN128ScaleBiasStore) {
   TP_REQUIRE_HOPPER_TIER(tptest::hopper_tier_on_current_device());
-  run_all_paths<EpilogueCase<float, 128, true, true>>(200);
+  run_all_paths<EpilogueCase<float, 128, OpKind::kFused, true>>(200);
 }
-// bf16 D from 64 x 64 tiles: one chunk, kept by `begin` for `drain`; the identity operator.
-TEST(WarpgroupEpilogue, BFloat16N64IdentityBeginDrain) {
+// bf16 D from 64 x 64 tiles: one chunk, kept by `begin` for `drain`; an operator chosen at run
+// time (ChosenOp): the identity, then scale and bias.
+TEST(WarpgroupEpilogue, BFloat16N64ChosenOpBeginDrain) {
   TP_REQUIRE_HOPPER_TIER(tptest::hopper_tier_on_current_device());
-  run_all_paths<EpilogueCase<__nv_bfloat16, 64, false, false>>(300);
+  run_all_paths<EpilogueCase<__nv_bfloat16, 64, OpKind::kChosen, false>>(300, false);
+  run_all_paths<EpilogueCase<__nv_bfloat16, 64, OpKind::kChosen, false>>(400, true);
 }

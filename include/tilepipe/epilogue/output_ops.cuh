@@ -12,7 +12,18 @@
 //! where `row` and `col` are the element's position in D (each batch's D counts from (0, 0), so a
 //! bias is shared by the batches). It may also have a host member
 //! `tilepipe::Status check(int m, int n) const`, which `can_implement` calls to refuse bad
-//! arguments (a null bias, say) with a message naming them. Built in:
+//! arguments (a null bias, say) with a message naming them.
+//!
+//! An operator that chooses at run time what it does (a bias that may be absent, an activation
+//! the caller names) pays for the choice at every element: a branch, and loads that cannot move
+//! ahead of it, in the loop the tensor cores wait for. Such an operator may also have
+//! \code
+//! template <class F> __device__ void dispatch(F&& f) const;  // calls f(op) once
+//! \endcode
+//! calling `f` with an operator that makes no choice (a type per choice, e.g. bias + ReLU); the
+//! Hopper tier's staged epilogue then runs its loop once per choice, chosen once per tile
+//! (`visit_output_op`). Its `operator()` must compute the same values: the other paths (the
+//! Ampere tier, stores from the registers) call it per element. Built in:
 //!
 //! | operator | D = |
 //! | --- | --- |
@@ -189,6 +200,26 @@ template <class Op>
 struct HasCheck<Op, std::void_t<decltype(std::declval<const Op&>().check(0, 0))>> : std::true_type {
 };
 }  // namespace detail
+
+namespace detail {
+//! Whether output operator `Op` has a `dispatch` that takes `f` (see the top of this file). The
+//! test uses the very call `visit_output_op` makes (a probe of another type would instantiate a
+//! `dispatch` that nothing calls, which nvcc warns about for operators of internal linkage).
+template <class Op, class F, class = void>
+struct HasDispatch : std::false_type {};
+template <class Op, class F>
+struct HasDispatch<Op, F,
+                   std::void_t<decltype(std::declval<const Op&>().dispatch(std::declval<F&>()))>>
+    : std::true_type {};
+}  // namespace detail
+
+//! `f(op.dispatch's operator)` where `Op` has a `dispatch`, else `f(op)`: the operator a loop
+//! over a tile's elements should apply.
+template <class Op, class F>
+TILEPIPE_DEVICE void visit_output_op(const Op& op, F&& f) {
+  if constexpr (detail::HasDispatch<Op, F>::value) op.dispatch(f);
+  else f(op);
+}
 
 //! The checks of an output operator for an `m x n` D: its own `check` if it has one.
 template <class Op>

@@ -181,9 +181,9 @@ class WarpgroupEpilogue {
   // inside D, so that an operator reading a bias or scale vector stays inside it; where the
   // operator ignores the position (Identity), the clamps vanish. No per-element branch: the
   // compiler would predicate every element on its own, with a load of alpha and a conversion each.
-  template <bool kScale>
-  TILEPIPE_DEVICE static ElementD staged_value(float x, float alpha, const OutputOp& op, int row,
-                                               int col, int last_row, int last_col) {
+  template <bool kScale, class Op>
+  TILEPIPE_DEVICE static ElementD staged_value(float x, float alpha, const Op& op, int row, int col,
+                                               int last_row, int last_col) {
     return from_float<ElementD>(op(kScale ? alpha * x : x, row < last_row ? row : last_row,
                                    col < last_col ? col : last_col));
   }
@@ -222,15 +222,21 @@ class WarpgroupEpilogue {
   TILEPIPE_DEVICE void run(const Accumulators& acc, const Params& p, int m0, int n0, int batch) {
     // alpha == 1, the usual case, needs no multiply (x * 1 is x, bit for bit): the multiplies are
     // about a third of the staging, which runs while the tensor cores wait.
-    if (p.out.alpha == 1.0f) stage<false>(acc, p, m0, n0, batch);
-    else stage<true>(acc, p, m0, n0, batch);
+    // An operator that chooses at run time (`dispatch`, output_ops.cuh) chooses here, once per
+    // tile: the loop is compiled once per choice, with no branch per element.
+    const OutputOp& op = p.out.op;
+    if (p.out.alpha == 1.0f)
+      visit_output_op(op, [&](const auto& chosen) { stage<false>(acc, p, chosen, m0, n0, batch); });
+    else
+      visit_output_op(op, [&](const auto& chosen) { stage<true>(acc, p, chosen, m0, n0, batch); });
   }
 
-  template <bool kScale>
-  TILEPIPE_DEVICE void stage(const Accumulators& acc, const Params& p, int m0, int n0, int batch) {
+  // `op` by value: the loop applies a local copy, whatever `chosen` refers to.
+  template <bool kScale, class Op>
+  TILEPIPE_DEVICE void stage(const Accumulators& acc, const Params& p, const Op op, int m0, int n0,
+                             int batch) {
     const EpilogueParams<ElementD, OutputOp>& o = p.out;
     const float alpha = o.alpha;
-    const OutputOp op = o.op;
     const int last_row = o.m - 1, last_col = o.n - 1;
     TILEPIPE_UNROLL
     for (int q = 0; q < kChunks; ++q) {
