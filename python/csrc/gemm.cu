@@ -23,14 +23,14 @@ struct Instance {
   static constexpr Layout kLA = LA_, kLB = LB_;
 };
 
-// f(Instance<...>{}) for p's layouts, with A and B of type AB, D of type D, and operator Op.
+// f(Instance<...>{}) for p's layouts, with A and B of type AB, D of type D, and operator Op. Both
+// column-major does not come here: ops.cpp copies A to row-major first.
 template <class AB, class D, class Op, class F>
 auto with_layouts(const Problem& p, F&& f) {
   const bool a_row = p.a.layout == Layout::kRowMajor, b_row = p.b.layout == Layout::kRowMajor;
   if (a_row && b_row) return f(Instance<AB, D, Layout::kRowMajor, Layout::kRowMajor, Op>{});
   if (a_row) return f(Instance<AB, D, Layout::kRowMajor, Layout::kColumnMajor, Op>{});
-  if (b_row) return f(Instance<AB, D, Layout::kColumnMajor, Layout::kRowMajor, Op>{});
-  return f(Instance<AB, D, Layout::kColumnMajor, Layout::kColumnMajor, Op>{});
+  return f(Instance<AB, D, Layout::kColumnMajor, Layout::kRowMajor, Op>{});
 }
 
 // With D of A's type, the Identity operator where there is neither a bias nor an activation.
@@ -42,9 +42,10 @@ auto with_operator(const Problem& p, F&& f) {
 }
 
 // f(Instance<...>{}) for p's element types, layouts and operator; `invalid` where there is none
-// (ops.cpp checks the types first).
+// (ops.cpp checks the types, and copies A where both would be column-major, first).
 template <class F, class R>
 R with_instance(const Problem& p, F&& f, R invalid) {
+  if (p.a.layout == Layout::kColumnMajor && p.b.layout == Layout::kColumnMajor) return invalid;
   const bool f32_out = p.d == DType::kF32;
   if (p.ab == DType::kF16 && f32_out)
     return with_layouts<__half, float, BiasActivation<__half>>(p, f);
@@ -66,7 +67,8 @@ Status run_gemm(const Problem& p, cudaStream_t stream) {
                                                                                           stream);
       },
       Status::error(Status::Code::kInvalidArgument,
-                    "A and B must be f16 or bf16, and D the same or f32"));
+                    "no GEMM instance for these types and layouts (A and B f16 or bf16, D the "
+                    "same or f32, A and B not both column-major)"));
 }
 
 std::size_t workspace_size(const Problem& p) {

@@ -243,6 +243,12 @@ Call prepare(const at::Tensor& a_in, const at::Tensor& b_in, const std::optional
   call.b = flatten_batch(b_in, batch_shape, batch);
   p.a = operand(call.a);
   p.b = operand(call.b);
+  if (p.a.layout == Layout::kColumnMajor && p.b.layout == Layout::kColumnMajor) {
+    // Both column-major (a.t() @ b.t(), rare: autograd never makes it) runs on a row-major copy
+    // of A, so that the package compiles three layouts of each GEMM instead of four.
+    call.a = call.a.contiguous();
+    p.a = operand(call.a);
+  }
   p.d_data = call.d.mutable_data_ptr();
   p.ldd = n;
   p.batch_stride_d = m * n;

@@ -23,8 +23,8 @@ def gemm(a, b, bias=None, activation="none", out_dtype=None):
     problem) on the current CUDA stream; differentiable in a, b and bias.
 
     a (..., M, K) and b (..., K, N): CUDA tensors of torch.float16 or torch.bfloat16 (the same),
-    any strides (a matrix with unit stride in neither dimension is copied first); the batch
-    dimensions broadcast as in torch.matmul. bias: None or (N,), of a's dtype or torch.float32.
+    any strides (a matrix with unit stride in neither dimension is copied first, and so is a
+    where both are column-major); the batch dimensions broadcast as in torch.matmul. bias: None or (N,), of a's dtype or torch.float32.
     activation: one of ACTIVATIONS ("gelu" is the erf form). out_dtype: None (a's dtype) or
     torch.float32. The result is contiguous, (*batch, M, N).
     """
