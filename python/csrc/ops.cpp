@@ -149,7 +149,7 @@ void check_devices(const at::Tensor& a, const at::Tensor& b) {
 // problem points into (kept alive until the call is queued).
 struct Call {
   tilepipe_torch::Problem problem;
-  at::Tensor d, a, b, bias;
+  at::Tensor d, a, b, bias, workspace;
   bool empty = false;  // nothing to compute (an extent is 0), or K = 0 (D = act(bias))
 };
 
@@ -261,16 +261,21 @@ Call prepare(const at::Tensor& a_in, const at::Tensor& b_in, const std::optional
   return call;
 }
 
+// GemmAuto's workspace for `call`, where it needs one, from torch's caching allocator (freed once
+// the call is queued: the allocator hands the memory only to work queued after it on the stream).
+void attach_workspace(Call& call) {
+  tilepipe_torch::Problem& p = call.problem;
+  const std::size_t bytes = tilepipe_torch::workspace_size(p);
+  if (bytes == 0) return;
+  call.workspace = at::empty({static_cast<std::int64_t>(bytes)}, call.d.options().dtype(at::kByte));
+  p.workspace = call.workspace.mutable_data_ptr();
+  p.workspace_bytes = bytes;
+}
+
 // Runs `call` on the current stream of its device, with GemmAuto's workspace.
 void run(Call& call) {
   tilepipe_torch::Problem& p = call.problem;
-  const std::size_t bytes = tilepipe_torch::workspace_size(p);
-  at::Tensor workspace;
-  if (bytes > 0) {
-    workspace = at::empty({static_cast<std::int64_t>(bytes)}, call.d.options().dtype(at::kByte));
-    p.workspace = workspace.mutable_data_ptr();
-    p.workspace_bytes = bytes;
-  }
+  attach_workspace(call);
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream(call.d.get_device()).stream();
   const tilepipe::Status status = tilepipe_torch::run_gemm(p, stream);
   if (!status) {
@@ -411,14 +416,8 @@ double cpp_api_us_per_call(const at::Tensor& a, const at::Tensor& b,
   const c10::cuda::CUDAGuard guard(a.device());
   Call call = prepare(a, b, bias, activation, out_dtype);
   TORCH_CHECK_VALUE(!call.empty, message("the problem is empty; there is nothing to time"));
-  tilepipe_torch::Problem& p = call.problem;
-  const std::size_t bytes = tilepipe_torch::workspace_size(p);
-  at::Tensor workspace;
-  if (bytes > 0) {
-    workspace = at::empty({static_cast<std::int64_t>(bytes)}, call.d.options().dtype(at::kByte));
-    p.workspace = workspace.mutable_data_ptr();
-    p.workspace_bytes = bytes;
-  }
+  attach_workspace(call);
+  const tilepipe_torch::Problem& p = call.problem;
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream(a.get_device()).stream();
   struct Events {  // destroyed however the function returns
     cudaEvent_t start = nullptr, stop = nullptr;
