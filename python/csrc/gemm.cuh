@@ -123,18 +123,9 @@ struct BiasActivation {
 // The output operators: BiasActivation, and Identity for problems with neither (every gradient
 // GEMM), where the epilogue then only converts and stores.
 template <class Op>
-Op output_op(const Problem& p);
-template <>
-inline BiasActivation<__half> output_op<BiasActivation<__half>>(const Problem& p) {
-  return {p.bias, p.bias_type, p.activation};
-}
-template <>
-inline BiasActivation<__nv_bfloat16> output_op<BiasActivation<__nv_bfloat16>>(const Problem& p) {
-  return {p.bias, p.bias_type, p.activation};
-}
-template <>
-inline tilepipe::Identity output_op<tilepipe::Identity>(const Problem&) {
-  return {};
+Op output_op(const Problem& p) {
+  if constexpr (std::is_same_v<Op, tilepipe::Identity>) return {};
+  else return Op(p.bias, p.bias_type, p.activation);
 }
 
 template <class AB, class D, tilepipe::Layout LA, tilepipe::Layout LB, class Op>

@@ -199,9 +199,7 @@ struct HasCheck : std::false_type {};
 template <class Op>
 struct HasCheck<Op, std::void_t<decltype(std::declval<const Op&>().check(0, 0))>> : std::true_type {
 };
-}  // namespace detail
 
-namespace detail {
 //! Whether output operator `Op` has a `dispatch` that takes `f` (see the top of this file). The
 //! test uses the very call `visit_output_op` makes (a probe of another type would instantiate a
 //! `dispatch` that nothing calls, which nvcc warns about for operators of internal linkage).
