@@ -148,16 +148,24 @@ set(REQUIRED_SASS_HOPPER
 )
 # The wgmma a Hopper-tier kernel must have, by its A and B type: pairs of <regex on the mangled
 # kernel name> <name of a list below>, the first match applies. Float A and B (the mainloop's
-# `If` in the mangled name) run as tf32, k8; f16 and bf16 as k16.
+# `If` in the mangled name) run as tf32, k8; fp8 as k32 (QGMMA); f16 and bf16 as k16.
 set(SASS_HOPPER_MATH_KERNELS
-  "WarpSpecializedMainloopIf"  REQUIRED_SASS_HOPPER_TF32
-  "."                          REQUIRED_SASS_HOPPER_16BIT
+  "WarpSpecializedMainloopIf"                REQUIRED_SASS_HOPPER_TF32
+  "WarpSpecializedMainloopI13__nv_fp8_e4m3"  REQUIRED_SASS_HOPPER_E4M3
+  "WarpSpecializedMainloopI13__nv_fp8_e5m2"  REQUIRED_SASS_HOPPER_E5M2
+  "."                                        REQUIRED_SASS_HOPPER_16BIT
 )
 set(REQUIRED_SASS_HOPPER_16BIT
   "HGMMA ...x16.F32 (wgmma on f16/bf16, f32 accumulate)"  "^HGMMA\\.64x[0-9]+x16\\.F32"  "^HGMMA"
 )
 set(REQUIRED_SASS_HOPPER_TF32
   "HGMMA ...x8.F32.TF32 (wgmma on tf32, f32 accumulate)"  "^HGMMA\\.64x[0-9]+x8\\.F32\\.TF32$"  "^HGMMA"
+)
+set(REQUIRED_SASS_HOPPER_E4M3
+  "QGMMA ...x32.F32.E4M3.E4M3 (wgmma on e4m3, f32 accumulate)"  "^QGMMA\\.64x[0-9]+x32\\.F32\\.E4M3\\.E4M3$"  "^QGMMA"
+)
+set(REQUIRED_SASS_HOPPER_E5M2
+  "QGMMA ...x32.F32.E5M2.E5M2 (wgmma on e5m2, f32 accumulate)"  "^QGMMA\\.64x[0-9]+x32\\.F32\\.E5M2\\.E5M2$"  "^QGMMA"
 )
 # Same form; no function at all may contain these.
 set(FORBIDDEN_SASS
@@ -182,6 +190,7 @@ set(SASS_COUNTS
   UTMALDG "^UTMALDG"
   UTMASTG "^UTMASTG"
   HGMMA   "^HGMMA"
+  QGMMA   "^QGMMA"
   SYNCS   "^SYNCS"
 )
 # Kernels whose counts are compared with SASS_BASELINE, four entries each: <label in the file>
@@ -197,6 +206,7 @@ set(SASS_BASELINE_KERNELS
   "w8a16_f16_tn"    "."  "MultistageMainloop<[A-Za-z_:]*MixedInput<__half, [A-Za-z_:]*Dequantize<__half, signed char> >, .*StagedEpilogue<__half,"  "LDGSTS,LDS,HMMA"
   "hopper_f16_tn"   "^90a$"  "WarpSpecializedMainloop<__half, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)1, [^>]*HopperTileConfig<[0-9]+, [0-9]+, 4, [0-9]+, [^>]*HopperSchedule\\)0>.*WarpgroupEpilogue<__half,"  "UTMALDG,UTMASTG,HGMMA,SYNCS"
   "hopper_tf32_tn"  "^90a$"  "WarpSpecializedMainloop<float, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)1, [^>]*HopperTileConfig<[0-9]+, [0-9]+, 3, [0-9]+, [^>]*HopperSchedule\\)0>.*WarpgroupEpilogue<float,"  "UTMALDG,UTMASTG,HGMMA,SYNCS"
+  "hopper_fp8_blockwise"  "^90a$"  "WarpSpecializedMainloop<__nv_fp8_e4m3, .*Fp8ScaleFold<\\([A-Za-z_:]*Fp8Scaling\\)2,"  "UTMALDG,UTMASTG,QGMMA,FFMA,SYNCS"
 )
 set(SASS_BASELINE_TOLERANCE 5)  # percent
 

@@ -58,6 +58,7 @@
 #include "gemm/arguments.cuh"
 #include "gemm/gemm_auto.cuh"
 #include "gemm/gemm_auto_heuristic.cuh"
+#include "gemm/gemm_fp8.cuh"
 #include "gemm/gemm_mixed_input.cuh"
 #include "gemm/gemm_multistage.cuh"
 #include "gemm/gemm_options.cuh"

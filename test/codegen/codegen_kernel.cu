@@ -115,6 +115,17 @@ using HopperTf32TN = Tf32TN::HopperGemm;
 template __global__ void tilepipe::gemm_kernel_sm90<HopperTf32TN::Kernel>(
     const __grid_constant__ HopperTf32TN::Params);
 
+// FP8 on the Hopper tier (wgmma m64n128k32 on e4m3 / e5m2, QGMMA): block-wise scales folded per
+// k-tile on the CUDA cores (FFMA), and tensorwise e5m2.
+using Fp8Blockwise =
+    tilepipe::GemmFp8Sm90<__nv_fp8_e4m3, __nv_bfloat16, tilepipe::Fp8Scaling::kBlockwise>;
+using Fp8E5m2 =
+    tilepipe::GemmFp8Sm90<__nv_fp8_e5m2, __nv_bfloat16, tilepipe::Fp8Scaling::kTensorwise>;
+template __global__ void tilepipe::gemm_kernel_sm90<Fp8Blockwise::Kernel>(
+    const __grid_constant__ Fp8Blockwise::Params);
+template __global__ void tilepipe::gemm_kernel_sm90<Fp8E5m2::Kernel>(
+    const __grid_constant__ Fp8E5m2::Params);
+
 // W8A16 (GemmMixedInput): int8 B through the same ring at one byte per element with its scales,
 // 128-bit shared loads of a whole k-tile of B's bytes and of A (ByteKOrder), converted in registers
 // before the mma (f16: prmt into 0x64XX and sub.f16x2; bf16: prmt into 2^23 + XX in f32, one fma

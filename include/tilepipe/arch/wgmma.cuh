@@ -1,16 +1,16 @@
 #pragma once
 //! \file
-//! Warpgroup MMA (sm_90a): `wgmma.mma_async` m64nNk16 with f16/bf16 inputs, or m64nNk8 with tf32
-//! inputs, from shared memory (through matrix descriptors, layout/wgmma_descriptor.cuh) and f32
-//! accumulators in registers, its fence / commit / wait, and `setmaxnreg`. CCCL has no wrappers
-//! for these: inline PTX.
+//! Warpgroup MMA (sm_90a): `wgmma.mma_async` m64nNk16 with f16/bf16 inputs, m64nNk8 with tf32
+//! inputs, or m64nNk32 with fp8 (e4m3, e5m2) inputs, from shared memory (through matrix
+//! descriptors, layout/wgmma_descriptor.cuh) and f32 accumulators in registers, its fence / commit
+//! / wait, and `setmaxnreg`. CCCL has no wrappers for these: inline PTX.
 //!
-//! One k step of either form is 32 bytes of a K-major row (16 f16/bf16 or 8 f32 elements). The
-//! tf32 form has no transpose immediates: the PTX ISA allows M/N-major shared-memory operands for
-//! .f16/.bf16 only, so tf32 operands must be K-major. It reads the 32-bit words of the f32 values
-//! in shared memory as tf32, whose internal layout the PTX ISA leaves to the implementation
-//! (at least 10 of the 23 fraction bits are used; what happens to the low 13 bits is not
-//! specified, and tilepipe does not round them away first: see MathTF32).
+//! One k step of every form is 32 bytes of a K-major row (16 f16/bf16, 8 f32 or 32 fp8 elements).
+//! The tf32 and fp8 forms have no transpose immediates: the PTX ISA allows M/N-major shared-memory
+//! operands for .f16/.bf16 only, so tf32 and fp8 operands must be K-major. It reads the 32-bit
+//! words of the f32 values in shared memory as tf32, whose internal layout the PTX ISA leaves to
+//! the implementation (at least 10 of the 23 fraction bits are used; what happens to the low 13
+//! bits is not specified, and tilepipe does not round them away first: see MathTF32).
 //!
 //! These instructions exist only in the `sm_90a` target (`-gencode=arch=compute_90a,code=sm_90a`,
 //! CMake `90a`), where nvcc defines `__CUDA_ARCH_FEAT_SM90_ALL`; elsewhere each wrapper traps,
@@ -22,6 +22,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include <cstdint>
 #include <type_traits>
@@ -84,13 +85,19 @@ TILEPIPE_DEVICE void setmaxnreg_dec() {
 }
 
 //! `D (64 x N) = A (64 x kK) * B (kK x N) + (scale_d ? D : 0)`, issued by a whole warpgroup:
-//! m64nNk16 for `__half` / `__nv_bfloat16` A and B, m64nNk8 for `float` (as tf32).
-//! `TransA` / `TransB`: 0 for K-major operands, 1 for M-/N-major ones (f16/bf16 only).
+//! m64nNk16 for `__half` / `__nv_bfloat16` A and B, m64nNk8 for `float` (as tf32), m64nNk32 for
+//! `__nv_fp8_e4m3` / `__nv_fp8_e5m2`. `TransA` / `TransB`: 0 for K-major operands, 1 for M-/N-major
+//! ones (f16/bf16 only).
 template <int N, class Element>
 struct Wgmma {
   static_assert(N == 64 || N == 128 || N == 256,
                 "Wgmma: tilepipe instantiates m64nNk16 and m64nNk8 for N = 64, 128 and 256");
 };
+
+//! Whether `T` is one of the fp8 types wgmma multiplies (`__nv_fp8_e4m3`, `__nv_fp8_e5m2`).
+template <class T>
+inline constexpr bool is_wgmma_fp8_v =
+    std::is_same_v<T, __nv_fp8_e4m3> || std::is_same_v<T, __nv_fp8_e5m2>;
 
 //! k of one wgmma for A and B of type `Element`: one 32-byte step of a K-major row.
 template <class Element>
@@ -141,19 +148,19 @@ inline constexpr int kWgmmaK = 32 / static_cast<int>(sizeof(Element));
 #define TILEPIPE_WGMMA_D64 "{" TILEPIPE_WGMMA_R0 "}"
 #define TILEPIPE_WGMMA_OUT64 TILEPIPE_WGMMA_O0
 #define TILEPIPE_WGMMA_REST64 "%32, %33, p, 1, 1, %35, %36"
-#define TILEPIPE_WGMMA_REST_TF32_64 "%32, %33, p, 1, 1"
+#define TILEPIPE_WGMMA_REST_KMAJOR_64 "%32, %33, p, 1, 1"
 #define TILEPIPE_WGMMA_SCALE64 "%34"
 #define TILEPIPE_WGMMA_D128 "{" TILEPIPE_WGMMA_R0 ", " TILEPIPE_WGMMA_R1 "}"
 #define TILEPIPE_WGMMA_OUT128 TILEPIPE_WGMMA_O0, TILEPIPE_WGMMA_O1
 #define TILEPIPE_WGMMA_REST128 "%64, %65, p, 1, 1, %67, %68"
-#define TILEPIPE_WGMMA_REST_TF32_128 "%64, %65, p, 1, 1"
+#define TILEPIPE_WGMMA_REST_KMAJOR_128 "%64, %65, p, 1, 1"
 #define TILEPIPE_WGMMA_SCALE128 "%66"
 #define TILEPIPE_WGMMA_D256 \
   "{" TILEPIPE_WGMMA_R0 ", " TILEPIPE_WGMMA_R1 ", " TILEPIPE_WGMMA_R2 ", " TILEPIPE_WGMMA_R3 "}"
 #define TILEPIPE_WGMMA_OUT256 \
   TILEPIPE_WGMMA_O0, TILEPIPE_WGMMA_O1, TILEPIPE_WGMMA_O2, TILEPIPE_WGMMA_O3
 #define TILEPIPE_WGMMA_REST256 "%128, %129, p, 1, 1, %131, %132"
-#define TILEPIPE_WGMMA_REST_TF32_256 "%128, %129, p, 1, 1"
+#define TILEPIPE_WGMMA_REST_KMAJOR_256 "%128, %129, p, 1, 1"
 #define TILEPIPE_WGMMA_SCALE256 "%130"
 
 // One wgmma.mma_async of shape m64n<N>k16, inputs of PTX type TYPE.
@@ -171,8 +178,18 @@ inline constexpr int kWgmmaK = 32 / static_cast<int>(sizeof(Element));
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " TILEPIPE_WGMMA_SCALE##N                    \
                ", 0;\n"                                                                       \
                "wgmma.mma_async.sync.aligned.m64n" #N "k8.f32.tf32.tf32 " TILEPIPE_WGMMA_D##N \
-               ", " TILEPIPE_WGMMA_REST_TF32_##N ";\n}\n"                                     \
+               ", " TILEPIPE_WGMMA_REST_KMAJOR_##N ";\n}\n"                                   \
                : TILEPIPE_WGMMA_OUT##N                                                        \
+               : "l"(desc_a), "l"(desc_b), "r"(scale_d))
+
+// One wgmma.mma_async of shape m64n<N>k32 on fp8 inputs of PTX type TYPE (e4m3 or e5m2): both
+// operands K-major, no transpose immediates.
+#define TILEPIPE_WGMMA_ASM_FP8(N, TYPE)                                             \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " TILEPIPE_WGMMA_SCALE##N          \
+               ", 0;\n"                                                             \
+               "wgmma.mma_async.sync.aligned.m64n" #N "k32.f32." TYPE "." TYPE      \
+               " " TILEPIPE_WGMMA_D##N ", " TILEPIPE_WGMMA_REST_KMAJOR_##N ";\n}\n" \
+               : TILEPIPE_WGMMA_OUT##N                                              \
                : "l"(desc_a), "l"(desc_b), "r"(scale_d))
 
 #define TILEPIPE_WGMMA_SPECIALIZATION(N)                                                           \
@@ -187,9 +204,15 @@ inline constexpr int kWgmmaK = 32 / static_cast<int>(sizeof(Element));
         static_assert(TransA == 0 && TransB == 0,                                                  \
                       "Wgmma: tf32 operands must be K-major (no transpose for tf32)");             \
         TILEPIPE_WGMMA_ASM_TF32(N);                                                                \
+      } else if constexpr (is_wgmma_fp8_v<Element>) {                                              \
+        static_assert(TransA == 0 && TransB == 0,                                                  \
+                      "Wgmma: fp8 operands must be K-major (no transpose for fp8)");               \
+        if constexpr (std::is_same_v<Element, __nv_fp8_e4m3>) TILEPIPE_WGMMA_ASM_FP8(N, "e4m3");   \
+        else TILEPIPE_WGMMA_ASM_FP8(N, "e5m2");                                                    \
       } else {                                                                                     \
         static_assert(std::is_same_v<Element, __nv_bfloat16>,                                      \
-                      "Wgmma: the inputs must be __half, __nv_bfloat16 or float (tf32)");          \
+                      "Wgmma: the inputs must be __half, __nv_bfloat16, float (tf32), "            \
+                      "__nv_fp8_e4m3 or __nv_fp8_e5m2");                                           \
         TILEPIPE_WGMMA_ASM(N, "bf16");                                                             \
       }                                                                                            \
     }                                                                                              \
@@ -202,6 +225,7 @@ TILEPIPE_WGMMA_SPECIALIZATION(256)
 #undef TILEPIPE_WGMMA_SPECIALIZATION
 #undef TILEPIPE_WGMMA_ASM
 #undef TILEPIPE_WGMMA_ASM_TF32
+#undef TILEPIPE_WGMMA_ASM_FP8
 #undef TILEPIPE_WGMMA_R0
 #undef TILEPIPE_WGMMA_R1
 #undef TILEPIPE_WGMMA_R2
@@ -212,17 +236,17 @@ TILEPIPE_WGMMA_SPECIALIZATION(256)
 #undef TILEPIPE_WGMMA_O3
 #undef TILEPIPE_WGMMA_D64
 #undef TILEPIPE_WGMMA_REST64
-#undef TILEPIPE_WGMMA_REST_TF32_64
+#undef TILEPIPE_WGMMA_REST_KMAJOR_64
 #undef TILEPIPE_WGMMA_SCALE64
 #undef TILEPIPE_WGMMA_OUT64
 #undef TILEPIPE_WGMMA_D128
 #undef TILEPIPE_WGMMA_REST128
-#undef TILEPIPE_WGMMA_REST_TF32_128
+#undef TILEPIPE_WGMMA_REST_KMAJOR_128
 #undef TILEPIPE_WGMMA_SCALE128
 #undef TILEPIPE_WGMMA_OUT128
 #undef TILEPIPE_WGMMA_D256
 #undef TILEPIPE_WGMMA_REST256
-#undef TILEPIPE_WGMMA_REST_TF32_256
+#undef TILEPIPE_WGMMA_REST_KMAJOR_256
 #undef TILEPIPE_WGMMA_SCALE256
 #undef TILEPIPE_WGMMA_OUT256
 

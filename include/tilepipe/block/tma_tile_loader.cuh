@@ -8,7 +8,8 @@
 //! The tensor maps are built on the host (`make_params`) from the matrices' pointers, extents,
 //! leading dimensions and batch strides, with 128-byte swizzling, so that a slot holds the
 //! layout wgmma's descriptors describe (layout/wgmma_descriptor.cuh). Each box is 128 bytes along
-//! the matrix's contiguous dimension (64 f16/bf16 elements, 32 floats: `kSwizzleElements`):
+//! the matrix's contiguous dimension (64 f16/bf16 elements, 32 floats, 128 fp8:
+//! `kSwizzleElements`):
 //! - a K-major operand (A row-major, B column-major) is one box of `TileK x rows`;
 //! - an M/N-major operand (A column-major, B row-major) is `rows / kSwizzleElements` boxes of
 //!   `kSwizzleElements x TileK`, one after the other (the descriptor's LBO steps between them).
@@ -17,6 +18,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -42,11 +44,13 @@ template <class Element, Layout LayoutA, Layout LayoutB, int TileM, int TileN, i
           int ClusterM = 1>
 struct TmaTileLoader {
   static_assert(std::is_same_v<Element, __half> || std::is_same_v<Element, __nv_bfloat16> ||
-                    std::is_same_v<Element, float>,
-                "TmaTileLoader: A and B must be __half, __nv_bfloat16 or float");
+                    std::is_same_v<Element, float> || std::is_same_v<Element, __nv_fp8_e4m3> ||
+                    std::is_same_v<Element, __nv_fp8_e5m2>,
+                "TmaTileLoader: A and B must be __half, __nv_bfloat16, float, __nv_fp8_e4m3 or "
+                "__nv_fp8_e5m2");
   static_assert(TileK * sizeof(Element) == 128,
                 "TmaTileLoader: TileK must span one 128-byte swizzle row (64 16-bit elements, 32 "
-                "floats)");
+                "floats, 128 fp8)");
   static_assert(TileM % 64 == 0 && TileN % 64 == 0 && TileM <= 256 && TileN <= 256,
                 "TmaTileLoader: TileM and TileN must be multiples of 64, at most 256 (a TMA box)");
 

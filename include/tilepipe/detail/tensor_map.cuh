@@ -8,6 +8,7 @@
 #include <cudaTypedefs.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
 #include <type_traits>
@@ -28,13 +29,17 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
   return fn;
 }
 
-//! The tensor-map data type of `T` (`__half`, `__nv_bfloat16` or `float`).
+//! The tensor-map data type of `T` (`__half`, `__nv_bfloat16` or `float`; the fp8 types as bytes,
+//! which TMA copies without looking at them).
 template <class T>
 constexpr CUtensorMapDataType tensor_map_data_type() {
-  static_assert(
-      std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16> || std::is_same_v<T, float>,
-      "tensor_map_data_type: TMA maps of tilepipe hold __half, __nv_bfloat16 or float");
-  if constexpr (std::is_same_v<T, __half>) return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  static_assert(std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16> ||
+                    std::is_same_v<T, float> || std::is_same_v<T, __nv_fp8_e4m3> ||
+                    std::is_same_v<T, __nv_fp8_e5m2>,
+                "tensor_map_data_type: TMA maps of tilepipe hold __half, __nv_bfloat16, float, "
+                "__nv_fp8_e4m3 or __nv_fp8_e5m2");
+  if constexpr (sizeof(T) == 1) return CU_TENSOR_MAP_DATA_TYPE_UINT8;
+  else if constexpr (std::is_same_v<T, __half>) return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
   else if constexpr (std::is_same_v<T, __nv_bfloat16>) return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   else return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
 }

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "../arch/cluster.cuh"
 #include "../arch/special_register.cuh"
@@ -25,11 +26,27 @@
 #include "../epilogue/warpgroup_partials.cuh"
 
 namespace tilepipe {
+namespace detail {
+
+//! The kernel parameters of a k-block operator (`KBlockOp::Params k_block`), none without one.
+template <class KBlockOp>
+struct KBlockOpParams {
+  typename KBlockOp::Params k_block;
+};
+template <>
+struct KBlockOpParams<void> {};
+
+}  // namespace detail
 
 //! \tparam Mainloop  a WarpSpecializedMainloop
 //! \tparam Epilogue  a WarpgroupEpilogue of its accumulators (TMA stores through shared memory)
 //! \tparam Raster    the tile order within a batch (`GroupedRaster<8>`)
-template <class Mainloop, class Epilogue, class Raster>
+//! \tparam KBlockOp  void: the tensor cores accumulate the whole k range. Otherwise the consumers
+//!                   run the mainloop's per-k-block seam with a `KBlockOp` made for each unit of
+//!                   work, `KBlockOp(p.k_block, m0, n0, batch, k_tile_begin)` (`m0`: the first of
+//!                   the warpgroup's 64 rows; `k_tile_begin`: the unit's first k-tile), which
+//!                   folds each k-tile's product into the accumulators (FP8's scales, gemm_fp8.cuh).
+template <class Mainloop, class Epilogue, class Raster, class KBlockOp = void>
 struct GemmKernelSm90 {
   using Tile = typename Mainloop::Tile;
   //! The units of work: whole tiles, split-K slices or stream-K segments, chosen at run time
@@ -67,7 +84,10 @@ struct GemmKernelSm90 {
   //! Warpgroup tiles of one work item, each with its own workspace slot and counter per piece.
   static constexpr int kSubTiles = kClusterM * Tile::kConsumersPerTile;
 
-  struct Params {
+  //! Whether the consumers fold each k-tile on the CUDA cores (`KBlockOp`).
+  static constexpr bool kFoldsKBlocks = !std::is_void_v<KBlockOp>;
+
+  struct Params : detail::KBlockOpParams<KBlockOp> {
     typename Mainloop::Params load;      //!< the tensor maps of A and B
     typename Epilogue::Params epilogue;  //!< D's tensor map, C, alpha, beta, the output operator
     int k;
@@ -148,7 +168,13 @@ struct GemmKernelSm90 {
             continue;
           }
           if (j != 0) arch::named_barrier_sync(kOrderBarrier + consumer, 256);
-          mainloop.consume(acc, state, 0, u.k_end - u.k_begin);
+          if constexpr (kFoldsKBlocks) {
+            mainloop.consume(
+                acc, state, 0, u.k_end - u.k_begin, [] {},
+                KBlockOp(p.k_block, m0_of(u, rank), u.tile.n * Tile::kN, u.tile.batch, u.k_begin));
+          } else {
+            mainloop.consume(acc, state, 0, u.k_end - u.k_begin);
+          }
           if (j + 1 < units) arch::named_barrier_arrive(kOrderBarrier + other, 256);
           if (completes(p, acc, j, rank * Tile::kConsumersPerTile, 1 + consumer))
             epilogue.store(acc, p.epilogue, m0_of(u, rank), u.tile.n * Tile::kN, u.tile.batch);
@@ -157,8 +183,16 @@ struct GemmKernelSm90 {
         for (int j = 0; j < units; ++j) {
           // The previous tile's last chunks go to shared memory while this tile's first wgmmas
           // run: the tensor cores wait only for the first chunks.
-          mainloop.consume(acc, state, consumer, k_tiles_of(work.unit(worker, j)),
-                           [&] { epilogue.drain(p.epilogue); });
+          if constexpr (kFoldsKBlocks) {
+            const WorkUnit u = work.unit(worker, j);
+            mainloop.consume(
+                acc, state, consumer, k_tiles_of(u), [&] { epilogue.drain(p.epilogue); },
+                KBlockOp(p.k_block, m0_of(u, rank) + 64 * consumer, u.tile.n * Tile::kN,
+                         u.tile.batch, u.k_begin));
+          } else {
+            mainloop.consume(acc, state, consumer, k_tiles_of(work.unit(worker, j)),
+                             [&] { epilogue.drain(p.epilogue); });
+          }
           // A block of a cluster whose tile lies past M still loads and multiplies (its peers
           // need its part of B); the epilogue writes nothing there.
           if (completes(p, acc, j, rank * Tile::kConsumersPerTile + consumer, 1 + consumer)) {
@@ -278,8 +312,8 @@ inline bool hopper_tier_available(int device) {
   return yes;
 }
 
-template <class Mainloop, class Epilogue, class Raster>
-auto GemmKernelSm90<Mainloop, Epilogue, Raster>::entry() -> Entry {
+template <class Mainloop, class Epilogue, class Raster, class KBlockOp>
+auto GemmKernelSm90<Mainloop, Epilogue, Raster, KBlockOp>::entry() -> Entry {
   return gemm_kernel_sm90<GemmKernelSm90>;
 }
 

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #include "../arch/cluster.cuh"
 #include "../arch/wgmma.cuh"
@@ -27,7 +28,8 @@
 
 namespace tilepipe {
 
-//! \tparam Element  `__half` or `__nv_bfloat16` (A and B), or `float` as tf32 (K-major A and B)
+//! \tparam Element  `__half` or `__nv_bfloat16` (A and B), or `float` as tf32 or `__nv_fp8_e4m3` /
+//!                  `__nv_fp8_e5m2` (K-major A and B only)
 //! \tparam Config   a HopperTileConfig
 template <class Element, Layout LayoutA, Layout LayoutB, class Config>
 class WarpSpecializedMainloop {
@@ -38,7 +40,7 @@ class WarpSpecializedMainloop {
   static constexpr int kThreads = Config::kThreads;
 
   static constexpr int kClusterM = Config::kClusterM;
-  //! k per slot: one 128-byte swizzle row of `Element` (64 f16/bf16, 32 floats).
+  //! k per slot: one 128-byte swizzle row of `Element` (64 f16/bf16, 32 floats, 128 fp8).
   static constexpr int kTileK = 128 / static_cast<int>(sizeof(Element));
 
   using Loader =
@@ -161,7 +163,52 @@ class WarpSpecializedMainloop {
     if (releases) ring_.consumer_release(in_flight);
   }
 
+  //! The per-k-block accumulate seam: `consume`, but with each k-tile's product handed to
+  //! `on_k_block` rather than added by the tensor cores. For k-tile `kt` (0 for the unit's first)
+  //! the wgmmas compute `partial = A_kt * B_kt` in a second set of accumulators; once they have
+  //! completed and the slot is released, the whole warpgroup calls `on_k_block(acc, partial, kt)`,
+  //! which folds `partial` into `acc` (which starts at zero) on the CUDA cores: scaled per k-block
+  //! (FP8 with block scales, gemm/gemm_fp8.cuh), or just added in f32, where the tensor cores'
+  //! own accumulation keeps too few bits (fp8). The block's other consumer warpgroups' wgmmas
+  //! keep the tensor cores busy while this one folds. Where `on_k_block` has a member
+  //! `void prefetch(int kt)`, it is called for `kt = 0, 1, ...` before waiting for k-tile `kt`'s
+  //! slot: loads it starts there (the scales) overlap the wait and the wgmmas. `while_in_flight`
+  //! is called as `consume` calls it (once the first k-tile's wgmmas are issued).
+  template <class Hook, class OnKBlock>
+  TILEPIPE_DEVICE void consume(Accumulators& acc, State& state, int rows, int k_tiles,
+                               Hook&& while_in_flight, OnKBlock&& on_k_block) {
+    acc.clear();
+    if (k_tiles <= 0) {
+      while_in_flight();
+      return;
+    }
+    const int a_offset = rows * 64 * kTileK;
+    const bool releases = threadIdx.x % 32 == 0;  // one arrival per warp
+    Accumulators partial;
+    for (int kt = 0; kt < k_tiles; ++kt) {
+      if constexpr (HasPrefetch<OnKBlock>::value) on_k_block.prefetch(kt);
+      ring_.consumer_wait(state);
+      const int traced = traced_.next();
+      trace::record(trace::Event::kWaitDone, traced);
+      Mma::issue(partial, s_.a[state.index()] + a_offset, s_.b[state.index()],
+                 /*accumulate=*/false);
+      if (kt == 0) while_in_flight();
+      arch::wgmma_wait_group<0>();
+      arch::wgmma_fence_operands(partial.x);
+      trace::record(trace::Event::kMmaDone, traced);
+      if (releases) ring_.consumer_release(state);
+      state.advance();
+      on_k_block(acc, static_cast<const Accumulators&>(partial), kt);
+    }
+  }
+
  private:
+  template <class Op, class = void>
+  struct HasPrefetch : std::false_type {};
+  template <class Op>
+  struct HasPrefetch<Op, std::void_t<decltype(std::declval<Op&>().prefetch(0))>> : std::true_type {
+  };
+
   SharedStorage& s_;
   Ring ring_;
   int cta_rank_ = 0;            // in the cluster

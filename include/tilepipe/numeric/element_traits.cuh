@@ -20,6 +20,7 @@ enum class MmaAtom {
   kNone,              //!< not a tensor-core operand in tilepipe (yet)
   kM16N8K16F32Accum,  //!< `mma.sync.m16n8k16` with f32 accumulators (f16, bf16)
   kM16N8K8Tf32,       //!< `mma.sync.m16n8k8` on tf32 with f32 accumulators (f32, under MathTF32)
+  kWgmmaK32Fp8,       //!< `wgmma.m64nNk32` with f32 accumulators, K-major (e4m3, e5m2; sm_90a)
 };
 
 //! Traits of a supported element type: its width, its 16-byte vector, the MMA atom that takes it
@@ -88,13 +89,23 @@ struct ElementTraits<std::int8_t> : detail::ElementTraitsBase<std::uint8_t> {
   TILEPIPE_DEVICE static float to_float(std::int8_t x) { return static_cast<float>(x); }
 };
 
-//! fp8 e4m3 (4 exponent bits, 3 mantissa bits, no infinities): a B operand stored at one byte and
-//! converted in registers, like int8 (gemm/gemm_mixed_input.cuh).
+//! fp8 e4m3 (4 exponent bits, 3 mantissa bits, no infinities, largest 448): the A and B of the
+//! Hopper tier's FP8 GEMM (wgmma k32, gemm/gemm_fp8.cuh), and a B operand that the Ampere tier
+//! converts in registers, like int8 (gemm/gemm_mixed_input.cuh).
 template <>
 struct ElementTraits<__nv_fp8_e4m3> : detail::ElementTraitsBase<std::uint8_t> {
-  static constexpr MmaAtom kMmaAtom = MmaAtom::kNone;
+  static constexpr MmaAtom kMmaAtom = MmaAtom::kWgmmaK32Fp8;
   static constexpr const char* kName = "e4m3";
   TILEPIPE_DEVICE static float to_float(__nv_fp8_e4m3 x) { return static_cast<float>(x); }
+};
+
+//! fp8 e5m2 (5 exponent bits, 2 mantissa bits, with infinities, largest finite 57344): A and B of
+//! the Hopper tier's FP8 GEMM (gemm/gemm_fp8.cuh).
+template <>
+struct ElementTraits<__nv_fp8_e5m2> : detail::ElementTraitsBase<std::uint8_t> {
+  static constexpr MmaAtom kMmaAtom = MmaAtom::kWgmmaK32Fp8;
+  static constexpr const char* kName = "e5m2";
+  TILEPIPE_DEVICE static float to_float(__nv_fp8_e5m2 x) { return static_cast<float>(x); }
 };
 
 //! Whether tilepipe knows element type `T` at all (as C/D, or as A/B when it has an MMA atom).
@@ -104,6 +115,11 @@ inline constexpr bool is_supported_element_v = ElementTraits<T>::kSupported;
 //! Whether `T` can be an A or B operand of the m16n8k16 warp MMA (f16, bf16).
 template <class T>
 inline constexpr bool is_mma_m16n8k16_input_v = detail::is_mma_m16n8k16_input<T>();
+
+//! Whether `T` is an fp8 operand of the Hopper tier's wgmma k32 (e4m3, e5m2).
+template <class T>
+inline constexpr bool is_fp8_element_v =
+    ElementTraits<T>::kSupported && ElementTraits<T>::kMmaAtom == MmaAtom::kWgmmaK32Fp8;
 
 //! `x` as f32 / f32 rounded to `T` (round to nearest even).
 template <class T>

@@ -18,19 +18,20 @@
 
 namespace tilepipe {
 
-//! \tparam Element  `__half` or `__nv_bfloat16` (m64nNk16), or `float`, multiplied as tf32
-//!                  (m64nNk8, K-major A and B only: A row-major, B column-major)
+//! \tparam Element  `__half` or `__nv_bfloat16` (m64nNk16); `float`, multiplied as tf32
+//!                  (m64nNk8); `__nv_fp8_e4m3` or `__nv_fp8_e5m2` (m64nNk32). tf32 and fp8 take
+//!                  K-major A and B only: A row-major, B column-major.
 //! \tparam LayoutA, LayoutB  of A and B in global memory (and so in the slot)
 //! \tparam N        columns of D per warpgroup (64, 128 or 256): one wgmma per k step
-//! \tparam TileK    k per slot: one 128-byte swizzle row, `128 / sizeof(Element)` (64 or 32)
+//! \tparam TileK    k per slot: one 128-byte swizzle row, `128 / sizeof(Element)` (64, 32, 128)
 template <class Element, Layout LayoutA, Layout LayoutB, int N, int TileK = 64>
 struct WarpgroupMma {
   static_assert(TileK * sizeof(Element) == 128,
                 "WarpgroupMma: a slot's k extent must be one 128-byte swizzle row (64 16-bit "
-                "elements, 32 floats)");
+                "elements, 32 floats, 128 fp8)");
   static constexpr int kM = 64;
   static constexpr int kN = N;
-  //! k of one wgmma (16 for f16/bf16, 8 for tf32): 32 bytes of a K-major row either way.
+  //! k of one wgmma (16 for f16/bf16, 8 for tf32, 32 for fp8): 32 bytes of a K-major row.
   static constexpr int kInstructionK = arch::kWgmmaK<Element>;
   static constexpr int kKSteps = TileK / kInstructionK;
   //! A and B as wgmma sees them: 0 K-major, 1 M/N-major (transposed).
@@ -40,6 +41,9 @@ struct WarpgroupMma {
       !std::is_same_v<Element, float> || (kTransA == 0 && kTransB == 0),
       "WarpgroupMma: float A and B run as tf32, which wgmma reads only K-major: A must be "
       "row-major and B column-major (the Ampere tier takes the other layouts)");
+  static_assert(!arch::is_wgmma_fp8_v<Element> || (kTransA == 0 && kTransB == 0),
+                "WarpgroupMma: wgmma reads fp8 A and B only K-major: A must be row-major and B "
+                "column-major (stored N x K)");
 
   //! f32 accumulators of a `64 x N` tile: `x[i]` of thread `t` is element (row_of(t, i),
   //! col_of(t, i)) (arch/wgmma.cuh gives the layout).
@@ -59,11 +63,12 @@ struct WarpgroupMma {
     }
   };
 
-  //! Issues the k-tile's `kKSteps` wgmmas, `acc += A * B`, and commits them as one group.
-  //! `a` points at this warpgroup's 64 rows of A in the slot (`64 * TileK` elements per 64 rows
-  //! in either layout: 64 K-major rows, or one M-major box), `b` at the slot's B. Does not wait
-  //! for the group: see `arch::wgmma_wait_group`.
-  TILEPIPE_DEVICE static void issue(Accumulators& acc, const Element* a, const Element* b) {
+  //! Issues the k-tile's `kKSteps` wgmmas, `acc += A * B` (`acc = A * B` where `accumulate` is
+  //! false), and commits them as one group. `a` points at this warpgroup's 64 rows of A in the
+  //! slot (`64 * TileK` elements per 64 rows in either layout: 64 K-major rows, or one M-major
+  //! box), `b` at the slot's B. Does not wait for the group: see `arch::wgmma_wait_group`.
+  TILEPIPE_DEVICE static void issue(Accumulators& acc, const Element* a, const Element* b,
+                                    bool accumulate = true) {
     const std::uint32_t a_addr = smem_address(a);
     const std::uint32_t b_addr = smem_address(b);
     const WgmmaDescriptor da =
@@ -78,7 +83,8 @@ struct WarpgroupMma {
     TILEPIPE_UNROLL
     for (int kk = 0; kk < kKSteps; ++kk)
       arch::Wgmma<N, Element>::template mma<kTransA, kTransB>(acc.x, da.advanced(kk * kStepA).bits,
-                                                              db.advanced(kk * kStepB).bits, 1u);
+                                                              db.advanced(kk * kStepB).bits,
+                                                              kk > 0 || accumulate ? 1u : 0u);
     arch::wgmma_commit_group();
     arch::wgmma_fence_operands(acc.x);
   }

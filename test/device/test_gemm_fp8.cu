@@ -1,0 +1,447 @@
+// GemmFp8Sm90: FP8 (e4m3, e5m2) GEMM on the Hopper tier with tensorwise, row-wise and block-wise
+// f32 scales. Every element of D is checked against a CPU reference in double computed from the
+// decoded fp8 values and the scales:
+// - exactly, where A and B hold small integers and the scales powers of two (each k-block's sum
+//   then fits the tensor cores' fp8 accumulation exactly, and every f32 fold is exact), so a wrong
+//   scale, block or row shows as a wrong value;
+// - within a derived bound on random fp8 values and scales (FP8Bound below).
+// D is poisoned before each run and guarded by bands that must stay untouched. GemmFp8.Random
+// draws TILEPIPE_FP8_FUZZ_COUNT (default 1000) problems: mode, type, output, shape, split-K and
+// stream-K at random. Skips on a GPU that is not sm_90 or in a build without 90a.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <tilepipe/gemm/gemm_fp8.cuh>
+
+#include "device_test_util.cuh"
+
+namespace {
+
+using tilepipe::Fp8Scaling;
+using tptest::DeviceBuffer;
+
+template <class AB, class D, Fp8Scaling S>
+using Fp8 = tilepipe::GemmFp8Sm90<AB, D, S>;
+
+bool fp8_available() {
+  return Fp8<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kTensorwise>::available();
+}
+
+std::uint64_t env_u64(const char* name, std::uint64_t fallback) {
+  const char* v = std::getenv(name);
+  return v == nullptr || *v == '\0' ? fallback : std::strtoull(v, nullptr, 10);
+}
+
+const char* mode_name(Fp8Scaling s) {
+  switch (s) {
+    case Fp8Scaling::kTensorwise: return "tensorwise";
+    case Fp8Scaling::kRowwise: return "rowwise";
+    default: return "blockwise";
+  }
+}
+
+template <class T>
+const char* out_name() {
+  if constexpr (std::is_same_v<T, __half>) return "f16";
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return "bf16";
+  else return "f32";
+}
+
+// D's element as a double, and the rounding of a double to D's type (through f32, as the kernel
+// rounds its f32 result).
+template <class T>
+double to_double(T x) {
+  return static_cast<double>(static_cast<float>(x));
+}
+template <class T>
+T round_to(double x) {
+  if constexpr (std::is_same_v<T, float>) return static_cast<float>(x);
+  else if constexpr (std::is_same_v<T, __half>) return __float2half_rn(static_cast<float>(x));
+  else return __float2bfloat16_rn(static_cast<float>(x));
+}
+// Half a unit in the last place of D's type at |x| (f32: 2^-24 relative; f16: 11 bits with
+// subnormals below 2^-14; bf16: 8 bits).
+template <class T>
+double half_ulp(double x) {
+  const int bits = std::is_same_v<T, float> ? 24 : std::is_same_v<T, __half> ? 11 : 8;
+  int e = 0;
+  std::frexp(std::max(std::fabs(x), std::is_same_v<T, __half> ? 6.2e-5 : 1e-30), &e);
+  return std::ldexp(1.0, e - bits - 1);
+}
+
+struct Problem {
+  int m, n, k;
+  int pad_a = 0, pad_b = 0, pad_d = 0;  // extra elements of each leading dimension
+  bool exact = true;                    // small integers and power-of-two scales
+  int split_k = 1, stream_k = 0;
+};
+
+std::string describe(const Problem& p) {
+  return std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k) + " pads " +
+         std::to_string(p.pad_a) + "/" + std::to_string(p.pad_b) + "/" + std::to_string(p.pad_d) +
+         (p.exact ? " exact" : " random") + " split_k " + std::to_string(p.split_k) + " stream_k " +
+         std::to_string(p.stream_k);
+}
+
+// Runs one problem; returns false (after ADD_FAILURE) where an element is wrong or a guard moved.
+// `worst` gets the largest |error| / bound over the elements of a random problem.
+template <class AB, class D, Fp8Scaling S>
+bool run_problem(const Problem& p, std::uint32_t seed, double* worst = nullptr) {
+  using Gemm = Fp8<AB, D, S>;
+  const std::string what = std::string(tilepipe::ElementTraits<AB>::kName) + " -> " +
+                           out_name<D>() + " " + mode_name(S) + " " + describe(p);
+  std::mt19937 rng(seed);
+  const std::int64_t lda = p.k + p.pad_a, ldb = p.k + p.pad_b, ldd = p.n + p.pad_d;
+  const int kb = (p.k + 127) / 128, nb = (p.n + 127) / 128;
+
+  // fp8 values: integers in [-4, 4] (exact: every e4m3 and e5m2 holds them), or random reals.
+  std::uniform_int_distribution<int> small(-4, 4);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  auto draw = [&](std::vector<AB>& v, std::int64_t rows, std::int64_t ld) {
+    v.assign(static_cast<std::size_t>(rows * ld), AB(0.0f));
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (int c = 0; c < p.k; ++c)
+        v[r * ld + c] = AB(p.exact ? static_cast<float>(small(rng)) : 3.0f * normal(rng));
+  };
+  std::vector<AB> a, b;
+  draw(a, p.m, lda);
+  draw(b, p.n, ldb);
+  // Pads hold values that would spoil D if read.
+  for (std::int64_t r = 0; r < p.m; ++r)
+    for (int c = p.k; c < lda; ++c) a[r * lda + c] = AB(64.0f);
+  for (std::int64_t r = 0; r < p.n; ++r)
+    for (int c = p.k; c < ldb; ++c) b[r * ldb + c] = AB(64.0f);
+
+  // Scales: powers of two in [1/4, 4] (exact), or reals in [0.1, 2].
+  std::uniform_int_distribution<int> exponent(-2, 2);
+  std::uniform_real_distribution<float> real(0.1f, 2.0f);
+  auto scale = [&] { return p.exact ? std::ldexp(1.0f, exponent(rng)) : real(rng); };
+  const std::int64_t ld_sa = S == Fp8Scaling::kBlockwise ? p.m + (seed % 3) : 0;
+  const std::int64_t ld_sb = S == Fp8Scaling::kBlockwise ? kb + (seed % 2) : 0;
+  std::size_t na = 1, nbs = 1;
+  if (S == Fp8Scaling::kRowwise) na = p.m, nbs = p.n;
+  if (S == Fp8Scaling::kBlockwise)
+    na = static_cast<std::size_t>(ld_sa * kb), nbs = static_cast<std::size_t>(ld_sb * nb);
+  std::vector<float> sa(na), sb(nbs);
+  for (float& x : sa) x = scale();
+  for (float& x : sb) x = scale();
+
+  // The reference: sum over k-blocks of sa * sb * (the block's exact dot product), in double;
+  // `mass` is the sum of |terms| per element, for the bound.
+  std::vector<double> ref(static_cast<std::size_t>(p.m) * p.n), mass(ref.size());
+  auto reference_rows = [&](int i0, int i1) {
+    std::vector<double> av(p.k), bv(p.k);
+    for (int i = i0; i < i1; ++i) {
+      for (int c = 0; c < p.k; ++c) av[c] = static_cast<float>(a[i * lda + c]);
+      for (int j = 0; j < p.n; ++j) {
+        for (int c = 0; c < p.k; ++c) bv[c] = static_cast<float>(b[j * ldb + c]);
+        double sum = 0.0, m = 0.0;
+        for (int q = 0; q < kb; ++q) {
+          double block = 0.0, block_mass = 0.0;
+          for (int c = q * 128; c < std::min(p.k, q * 128 + 128); ++c) {
+            block += av[c] * bv[c];
+            block_mass += std::fabs(av[c] * bv[c]);
+          }
+          double s = 1.0;
+          if (S == Fp8Scaling::kTensorwise) s = double(sa[0]) * sb[0];
+          if (S == Fp8Scaling::kRowwise) s = double(sa[i]) * sb[j];
+          if (S == Fp8Scaling::kBlockwise)
+            s = double(sa[i + q * ld_sa]) * sb[q + (j / 128) * ld_sb];
+          sum += s * block;
+          m += std::fabs(s) * block_mass;
+        }
+        ref[static_cast<std::size_t>(i) * p.n + j] = sum;
+        mass[static_cast<std::size_t>(i) * p.n + j] = m;
+      }
+    }
+  };
+  {
+    const int threads = std::max(1, std::min<int>(16, std::thread::hardware_concurrency()));
+    std::vector<std::thread> pool;
+    const int per = (p.m + threads - 1) / threads;
+    for (int t = 0; t < threads; ++t)
+      pool.emplace_back(reference_rows, std::min(p.m, t * per), std::min(p.m, (t + 1) * per));
+    for (auto& t : pool) t.join();
+  }
+
+  // Device buffers; D with a guard band before and after, all poisoned.
+  constexpr std::size_t kGuard = 256;
+  const std::size_t d_elems = static_cast<std::size_t>(p.m) * ldd;
+  DeviceBuffer<AB> da(a.size()), db(b.size());
+  DeviceBuffer<float> dsa(sa.size()), dsb(sb.size());
+  DeviceBuffer<D> dd(d_elems + 2 * kGuard);
+  if (!da.ok() || !db.ok() || !dsa.ok() || !dsb.ok() || !dd.ok()) {
+    ADD_FAILURE() << what << ": cudaMalloc failed";
+    return false;
+  }
+  cudaMemcpy(da.get(), a.data(), a.size() * sizeof(AB), cudaMemcpyHostToDevice);
+  cudaMemcpy(db.get(), b.data(), b.size() * sizeof(AB), cudaMemcpyHostToDevice);
+  cudaMemcpy(dsa.get(), sa.data(), sa.size() * sizeof(float), cudaMemcpyHostToDevice);
+  cudaMemcpy(dsb.get(), sb.data(), sb.size() * sizeof(float), cudaMemcpyHostToDevice);
+  cudaMemset(dd.get(), 0x7B, dd.bytes());
+
+  typename Gemm::Arguments args;
+  args.m = p.m;
+  args.n = p.n;
+  args.k = p.k;
+  args.a = da.get();
+  args.b = db.get();
+  args.d = dd.get() + kGuard;
+  args.lda = lda;
+  args.ldb = ldb;
+  args.ldd = ldd;
+  args.scale_a = dsa.get();
+  args.scale_b = dsb.get();
+  args.ld_scale_a = ld_sa;
+  args.ld_scale_b = ld_sb;
+  args.split_k = p.split_k;
+  args.stream_k = p.stream_k;
+  const std::size_t ws = Gemm::workspace_size(args);
+  DeviceBuffer<unsigned char> workspace(std::max<std::size_t>(ws, 1));
+  args.workspace = ws > 0 ? workspace.get() : nullptr;
+  args.workspace_bytes = ws;
+  const tilepipe::Status st = Gemm::run(args);
+  if (!st) {
+    ADD_FAILURE() << what << ": run failed: " << st.message();
+    return false;
+  }
+  const cudaError_t e = tptest::synchronize_within(60.0, what.c_str());
+  if (e != cudaSuccess) {
+    ADD_FAILURE() << what << ": " << cudaGetErrorString(e);
+    return false;
+  }
+  std::vector<D> out(dd.size());
+  cudaMemcpy(out.data(), dd.get(), dd.bytes(), cudaMemcpyDeviceToHost);
+
+  D poison;
+  std::memset(&poison, 0x7B, sizeof(D));
+  auto same_bits = [](D x, D y) { return std::memcmp(&x, &y, sizeof(D)) == 0; };
+  for (std::size_t g = 0; g < kGuard; ++g) {
+    if (!same_bits(out[g], poison) || !same_bits(out[kGuard + d_elems + g], poison)) {
+      ADD_FAILURE() << what << ": a guard band around D was written";
+      return false;
+    }
+  }
+  int bad = 0;
+  for (int i = 0; i < p.m; ++i) {
+    for (int j = 0; j < ldd; ++j) {
+      const D got = out[kGuard + static_cast<std::size_t>(i) * ldd + j];
+      if (j >= p.n) {  // D's padding is never written
+        if (!same_bits(got, poison) && bad++ < 5)
+          ADD_FAILURE() << what << ": D's padding at (" << i << ", " << j << ") was written";
+        continue;
+      }
+      const double r = ref[static_cast<std::size_t>(i) * p.n + j];
+      const double g = to_double(got);
+      // Exact problems: D is the reference rounded once. Random ones: the tensor cores' fp8
+      // accumulation of a k-block of 128 (FP8Bound), the f32 folds, and D's rounding.
+      double bound;
+      if (p.exact) {
+        bound = std::fabs(to_double(round_to<D>(r)) - r) * 1.0000001;
+      } else {
+        const double m = mass[static_cast<std::size_t>(i) * p.n + j];
+        // FP8Bound: each k32 wgmma adds 32 exact products to the accumulator keeping at least 13
+        // fraction bits below the largest magnitude involved (the DeepSeek-V3 report: about 14),
+        // so it errs by at most 33 units of 2^-13 of the block's mass per step, 4 steps per
+        // k-tile: 132 * 2^-13 < 2^-5.9 of the block's mass. The f32 folds (K/128 FMAs, the
+        // scale products) add (K/128 + 3) * 2^-24 of the mass; D's rounding half an ulp.
+        bound = m * (std::ldexp(1.0, -6) + (kb + 3) * std::ldexp(1.0, -24)) + half_ulp<D>(r);
+      }
+      const double err = std::fabs(g - r);
+      if (!(err <= bound)) {
+        if (bad++ < 5)
+          ADD_FAILURE() << what << ": D(" << i << ", " << j << ") = " << g << ", reference " << r
+                        << ", |error| " << err << " > bound " << bound;
+      } else if (worst != nullptr && bound > 0) {
+        *worst = std::max(*worst, err / bound);
+      }
+    }
+  }
+  return bad == 0;
+}
+
+template <class AB, class D, Fp8Scaling S>
+void run_shapes(bool exact) {
+  const Problem shapes[] = {
+      {1, 1, 16},       {64, 128, 128},     {128, 128, 256},  {127, 257, 144},
+      {200, 300, 1040}, {1, 520, 4096, 16}, {300, 64, 16},    {129, 129, 2064, 0, 16, 3},
+      {520, 1000, 512}, {64, 4096, 1024},   {1000, 256, 128},
+  };
+  std::uint32_t seed = 1;
+  for (Problem p : shapes) {
+    p.exact = exact;
+    EXPECT_TRUE((run_problem<AB, D, S>(p, seed++)));
+  }
+}
+
+TEST(GemmFp8, E4m3Bf16TensorwiseExact) {
+  TP_REQUIRE_HOPPER_TIER(fp8_available());
+  run_shapes<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kTensorwise>(true);
+}
+TEST(GemmFp8, E4m3Bf16RowwiseExact) {
+  TP_REQUIRE_HOPPER_TIER(fp8_available());
+  run_shapes<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kRowwise>(true);
+}
+TEST(GemmFp8, E4m3Bf16BlockwiseExact) {
+  TP_REQUIRE_HOPPER_TIER(fp8_available());
+  run_shapes<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kBlockwise>(true);
+}
+TEST(GemmFp8, E4m3F32BlockwiseExact) {
+  TP_REQUIRE_HOPPER_TIER(fp8_available());
+  run_shapes<__nv_fp8_e4m3, float, Fp8Scaling::kBlockwise>(true);
+}
+TEST(GemmFp8, E5m2Bf16AllModesExact) {
+  TP_REQUIRE_HOPPER_TIER(fp8_available());
+  run_shapes<__nv_fp8_e5m2, __nv_bfloat16, Fp8Scaling::kTensorwise>(true);
+  run_shapes<__nv_fp8_e5m2, __nv_bfloat16, Fp8Scaling::kRowwise>(true);
+  run_shapes<__nv_fp8_e5m2, __nv_bfloat16, Fp8Scaling::kBlockwise>(true);
+}
+TEST(GemmFp8, E4m3F16TensorwiseExact) {
+  TP_REQUIRE_HOPPER_TIER(fp8_available());
+  run_shapes<__nv_fp8_e4m3, __half, Fp8Scaling::kTensorwise>(true);
+}
+TEST(GemmFp8, RandomValuesWithinBound) {
+  TP_REQUIRE_HOPPER_TIER(fp8_available());
+  run_shapes<__nv_fp8_e4m3, float, Fp8Scaling::kBlockwise>(false);
+  run_shapes<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kRowwise>(false);
+  run_shapes<__nv_fp8_e5m2, __nv_bfloat16, Fp8Scaling::kTensorwise>(false);
+}
+
+// Split-K and stream-K pieces meet in f32 after the fold: the scales are applied once.
+TEST(GemmFp8, SplitKAndStreamK) {
+  TP_REQUIRE_HOPPER_TIER(fp8_available());
+  int blocks = 0;
+  ASSERT_TRUE((Fp8<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kBlockwise>::stream_k_blocks(blocks)));
+  const Problem cases[] = {
+      {256, 256, 2048, 0, 0, 0, true, 4, 0},
+      {130, 300, 1296, 16, 0, 8, true, 3, 0},
+      {256, 512, 4096, 0, 0, 0, true, 1, blocks},
+      {100, 700, 3072, 0, 0, 0, true, 1, blocks / 2},
+  };
+  std::uint32_t seed = 100;
+  for (const Problem& p : cases) {
+    EXPECT_TRUE((run_problem<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kBlockwise>(p, seed++)));
+    EXPECT_TRUE((run_problem<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kRowwise>(p, seed++)));
+  }
+}
+
+// Bad arguments are refused with a message naming them; nothing is launched.
+TEST(GemmFp8, RefusesBadArguments) {
+  using G = Fp8<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kBlockwise>;
+  DeviceBuffer<__nv_fp8_e4m3> a(64 * 256), b(64 * 256);
+  DeviceBuffer<__nv_bfloat16> d(64 * 64);
+  DeviceBuffer<float> s(64 * 4);
+  auto good = [&] {
+    G::Arguments g;
+    g.m = 64, g.n = 64, g.k = 256;
+    g.a = a.get(), g.b = b.get(), g.d = d.get();
+    g.lda = 256, g.ldb = 256, g.ldd = 64;
+    g.scale_a = s.get(), g.scale_b = s.get();
+    g.ld_scale_a = 64, g.ld_scale_b = 2;
+    return g;
+  };
+  ASSERT_TRUE(G::check_arguments(good()));
+  auto refused = [&](G::Arguments g, const char* name) {
+    const tilepipe::Status st = G::check_arguments(g);
+    EXPECT_FALSE(st) << name;
+    EXPECT_NE(st.message().find(name), std::string::npos) << st.message();
+  };
+  auto g = good();
+  g.scale_a = nullptr;
+  refused(g, "scale_a");
+  g = good();
+  g.scale_b = reinterpret_cast<const float*>(reinterpret_cast<const char*>(s.get()) + 2);
+  refused(g, "scale_b");
+  g = good();
+  g.ld_scale_a = 63;
+  refused(g, "ld_scale_a");
+  g = good();
+  g.ld_scale_b = 1;
+  refused(g, "ld_scale_b");
+  g = good();
+  g.k = 250, g.lda = 250;  // a K-major row of 250 bytes: TMA needs strides of 16 bytes
+  refused(g, "lda");
+  g = good();
+  g.a = a.get() + 8;
+  refused(g, "A is not");
+  g = good();
+  g.m = -1;
+  refused(g, "m");
+  g = good();
+  g.ldd = 63;
+  refused(g, "ldd");
+}
+
+// The randomized test: TILEPIPE_FP8_FUZZ_COUNT problems (default 1000), each a random mode, type,
+// output, shape (K a multiple of 16), padding, split-K or stream-K; exact values (every element
+// compared to its one rounding) in three of four, random values within the bound in the rest.
+TEST(GemmFp8, Random) {
+  TP_REQUIRE_HOPPER_TIER(fp8_available());
+  const std::uint64_t count = env_u64("TILEPIPE_FP8_FUZZ_COUNT", 1000);
+  const std::uint64_t seed0 = env_u64("TILEPIPE_FUZZ_SEED", 20261126);
+  int blocks = 0;
+  ASSERT_TRUE((Fp8<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kBlockwise>::stream_k_blocks(blocks)));
+  std::mt19937_64 rng(seed0);
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<std::uint64_t>(n)); };
+  auto dim = [&](int max) {
+    switch (pick(3)) {
+      case 0: return 1 + pick(64);
+      case 1: return std::max(1, 64 * pick(max / 64 + 1) + pick(3) - 1);
+      default: return 1 + pick(max);
+    }
+  };
+  int failures = 0, counts[3] = {0, 0, 0}, split = 0, stream = 0, random_values = 0;
+  double worst = 0.0;
+  for (std::uint64_t i = 0; i < count && failures < 5; ++i) {
+    Problem p{dim(700), dim(700), 16 * (1 + pick(160))};
+    p.pad_a = 16 * pick(2), p.pad_b = 16 * pick(2), p.pad_d = pick(2) * (1 + pick(9));
+    p.exact = pick(4) != 0;
+    const int cut = pick(6);
+    if (cut == 0) p.split_k = 2 + pick(4), ++split;
+    if (cut == 1) p.stream_k = std::max(1, blocks / (1 + pick(4))), ++stream;
+    random_values += !p.exact;
+    int mode = pick(3);
+    const int kind = pick(5);
+    if (kind == 1 && mode != 2) mode = 0;  // e4m3 -> f16 runs tensorwise only (fewer kernels)
+    ++counts[mode];
+    const auto seed = static_cast<std::uint32_t>(rng());
+    bool ok = true;
+    double* w = p.exact ? nullptr : &worst;  // exact problems meet their bound with equality
+#define TP_FP8_RUN(AB, D)                                                        \
+  switch (mode) {                                                                \
+    case 0: ok = run_problem<AB, D, Fp8Scaling::kTensorwise>(p, seed, w); break; \
+    case 1: ok = run_problem<AB, D, Fp8Scaling::kRowwise>(p, seed, w); break;    \
+    default: ok = run_problem<AB, D, Fp8Scaling::kBlockwise>(p, seed, w); break; \
+  }
+    switch (kind) {
+      case 0: TP_FP8_RUN(__nv_fp8_e5m2, __nv_bfloat16); break;
+      case 1:
+        if (mode == 2) ok = run_problem<__nv_fp8_e4m3, float, Fp8Scaling::kBlockwise>(p, seed, w);
+        else ok = run_problem<__nv_fp8_e4m3, __half, Fp8Scaling::kTensorwise>(p, seed, w);
+        break;
+      default: TP_FP8_RUN(__nv_fp8_e4m3, __nv_bfloat16); break;
+    }
+#undef TP_FP8_RUN
+    failures += !ok;
+  }
+  std::printf(
+      "[fp8-fuzz] %llu problems (%d tensorwise, %d rowwise, %d blockwise; %d split-K, %d "
+      "stream-K; %d random-valued), %d failures, worst |error|/bound of the random-valued %.3g "
+      "(seed %llu)\n",
+      static_cast<unsigned long long>(counts[0] + counts[1] + counts[2]), counts[0], counts[1],
+      counts[2], split, stream, random_values, failures, worst,
+      static_cast<unsigned long long>(seed0));
+  EXPECT_EQ(failures, 0);
+}
+
+}  // namespace
