@@ -6,8 +6,9 @@
 //   scale, block or row shows as a wrong value;
 // - within a derived bound on random fp8 values and scales (FP8Bound below).
 // D is poisoned before each run and guarded by bands that must stay untouched. GemmFp8.Random
-// draws TILEPIPE_FP8_FUZZ_COUNT (default 1000) problems: mode, type, output, shape, split-K and
-// stream-K at random. Skips on a GPU that is not sm_90 or in a build without 90a.
+// draws TILEPIPE_FP8_FUZZ_COUNT problems: mode, type, output, shape, split-K and
+// stream-K at random (default: TILEPIPE_FUZZ_COUNT's, at most 1000). Skips on a GPU that is not
+// sm_90 or in a build without 90a.
 
 #include <gtest/gtest.h>
 
@@ -335,6 +336,68 @@ TEST(GemmFp8, SplitKAndStreamK) {
   }
 }
 
+// The README's call: block-wise scales as DeepSeek-V3 and torch._scaled_mm lay them out, checked
+// exactly (small integers, power-of-two scales).
+TEST(GemmFp8, BlockwiseCallAsInReadme) {
+  TP_REQUIRE_HOPPER_TIER(fp8_available());
+  const int m = 256, n = 384, k = 512, k_blocks = k / 128;
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> small(-4, 4), exponent(-2, 2);
+  std::vector<__nv_fp8_e4m3> ha(m * k), hb(n * k);
+  for (auto& x : ha) x = __nv_fp8_e4m3(static_cast<float>(small(rng)));
+  for (auto& x : hb) x = __nv_fp8_e4m3(static_cast<float>(small(rng)));
+  std::vector<float> hsa(m * k_blocks), hsb(k_blocks * (n / 128));
+  for (auto& x : hsa) x = std::ldexp(1.0f, exponent(rng));
+  for (auto& x : hsb) x = std::ldexp(1.0f, exponent(rng));
+  DeviceBuffer<__nv_fp8_e4m3> da(ha.size()), db(hb.size());
+  DeviceBuffer<float> dsa(hsa.size()), dsb(hsb.size());
+  DeviceBuffer<__nv_bfloat16> dd(m * n);
+  TP_CUDA_ASSERT(cudaMemcpy(da.get(), ha.data(), da.bytes(), cudaMemcpyHostToDevice));
+  TP_CUDA_ASSERT(cudaMemcpy(db.get(), hb.data(), db.bytes(), cudaMemcpyHostToDevice));
+  TP_CUDA_ASSERT(cudaMemcpy(dsa.get(), hsa.data(), dsa.bytes(), cudaMemcpyHostToDevice));
+  TP_CUDA_ASSERT(cudaMemcpy(dsb.get(), hsb.data(), dsb.bytes(), cudaMemcpyHostToDevice));
+  TP_CUDA_ASSERT(cudaMemset(dd.get(), 0xFF, dd.bytes()));
+  const __nv_fp8_e4m3* a = da.get();
+  const __nv_fp8_e4m3* b = db.get();
+  const float* scale_a = dsa.get();
+  const float* scale_b = dsb.get();
+  __nv_bfloat16* d = dd.get();
+  cudaStream_t stream = nullptr;
+
+  // [readme:fp8_blockwise]
+  using Gemm =
+      tilepipe::GemmFp8Sm90<__nv_fp8_e4m3, __nv_bfloat16, tilepipe::Fp8Scaling::kBlockwise>;
+  Gemm::Arguments args;
+  args.m = m, args.n = n, args.k = k;
+  args.a = a, args.lda = k;  // M x K, row-major
+  args.b = b, args.ldb = k;  // N x K, K contiguous (a Linear layer's weight)
+  args.d = d, args.ldd = n;  // M x N, row-major
+  args.scale_a = scale_a;    // scale_a[i + kb * ld_scale_a]: row i, k-block kb (M-major)
+  args.ld_scale_a = m;
+  args.scale_b = scale_b;  // scale_b[kb + nb * ld_scale_b]: the 128 x 128 block (nb, kb) of B
+  args.ld_scale_b = (k + 127) / 128;
+  const tilepipe::Status status = Gemm::run(args, stream);
+  // [readme:fp8_blockwise]
+
+  ASSERT_TRUE(status) << status.message();
+  TP_CUDA_ASSERT_LAUNCH();
+  std::vector<__nv_bfloat16> hd(m * n);
+  TP_CUDA_ASSERT(cudaMemcpy(hd.data(), d, dd.bytes(), cudaMemcpyDeviceToHost));
+  int bad = 0;
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      double r = 0.0;
+      for (int c = 0; c < k; ++c)
+        r += double(hsa[i + (c / 128) * m]) * hsb[c / 128 + (j / 128) * k_blocks] *
+             static_cast<float>(ha[i * k + c]) * static_cast<float>(hb[j * k + c]);
+      const float want = __bfloat162float(__float2bfloat16_rn(static_cast<float>(r)));
+      const float got = __bfloat162float(hd[i * n + j]);
+      if (got != want && bad++ < 5)
+        ADD_FAILURE() << "D(" << i << ", " << j << ") = " << got << ", expected " << want;
+    }
+  EXPECT_EQ(bad, 0);
+}
+
 // Bad arguments are refused with a message naming them; nothing is launched.
 TEST(GemmFp8, RefusesBadArguments) {
   using G = Fp8<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kBlockwise>;
@@ -382,12 +445,18 @@ TEST(GemmFp8, RefusesBadArguments) {
   refused(g, "ldd");
 }
 
-// The randomized test: TILEPIPE_FP8_FUZZ_COUNT problems (default 1000), each a random mode, type,
+// The randomized test: TILEPIPE_FP8_FUZZ_COUNT problems (default: TILEPIPE_FUZZ_COUNT, at most
+// 1000; dimensions up to TILEPIPE_FUZZ_MAX_DIM, at most 700), each a random mode, type,
 // output, shape (K a multiple of 16), padding, split-K or stream-K; exact values (every element
 // compared to its one rounding) in three of four, random values within the bound in the rest.
 TEST(GemmFp8, Random) {
   TP_REQUIRE_HOPPER_TIER(fp8_available());
-  const std::uint64_t count = env_u64("TILEPIPE_FP8_FUZZ_COUNT", 1000);
+  // The GPU check's TILEPIPE_FUZZ_COUNT (3600) gives 1000; its sanitizer steps' (60) give 60.
+  const std::uint64_t count =
+      env_u64("TILEPIPE_FP8_FUZZ_COUNT",
+              std::min<std::uint64_t>(env_u64("TILEPIPE_FUZZ_COUNT", 1000), 1000));
+  const int max_dim =
+      static_cast<int>(std::min<std::uint64_t>(env_u64("TILEPIPE_FUZZ_MAX_DIM", 700), 700));
   const std::uint64_t seed0 = env_u64("TILEPIPE_FUZZ_SEED", 20261126);
   int blocks = 0;
   ASSERT_TRUE((Fp8<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kBlockwise>::stream_k_blocks(blocks)));
@@ -403,7 +472,7 @@ TEST(GemmFp8, Random) {
   int failures = 0, counts[3] = {0, 0, 0}, split = 0, stream = 0, random_values = 0;
   double worst = 0.0;
   for (std::uint64_t i = 0; i < count && failures < 5; ++i) {
-    Problem p{dim(700), dim(700), 16 * (1 + pick(160))};
+    Problem p{dim(max_dim), dim(max_dim), 16 * (1 + pick(160))};
     p.pad_a = 16 * pick(2), p.pad_b = 16 * pick(2), p.pad_d = pick(2) * (1 + pick(9));
     p.exact = pick(4) != 0;
     const int cut = pick(6);
