@@ -25,6 +25,7 @@
 #include <tilepipe/gemm/gemm_fp8.cuh>
 
 #include "device_test_util.cuh"
+#include "gemm_test_util.cuh"
 
 namespace {
 
@@ -207,10 +208,14 @@ bool run_problem(const Problem& p, std::uint32_t seed, double* worst = nullptr) 
   args.ld_scale_b = ld_sb;
   args.split_k = p.split_k;
   args.stream_k = p.stream_k;
-  const std::size_t ws = Gemm::workspace_size(args);
-  DeviceBuffer<unsigned char> workspace(std::max<std::size_t>(ws, 1));
-  args.workspace = ws > 0 ? workspace.get() : nullptr;
-  args.workspace_bytes = ws;
+  // Split-K's and stream-K's workspace, poisoned (its counters need no preparation), guarded.
+  tptest::GuardedWorkspace workspace(Gemm::workspace_size(args));
+  if (workspace.error() != cudaSuccess) {
+    ADD_FAILURE() << what << ": the workspace: " << cudaGetErrorString(workspace.error());
+    return false;
+  }
+  args.workspace = workspace.get();
+  args.workspace_bytes = workspace.bytes();
   const tilepipe::Status st = Gemm::run(args);
   if (!st) {
     ADD_FAILURE() << what << ": run failed: " << st.message();
@@ -221,6 +226,7 @@ bool run_problem(const Problem& p, std::uint32_t seed, double* worst = nullptr) 
     ADD_FAILURE() << what << ": " << cudaGetErrorString(e);
     return false;
   }
+  if (workspace.expect_guards_intact() != cudaSuccess) return false;
   std::vector<D> out(dd.size());
   cudaMemcpy(out.data(), dd.get(), dd.bytes(), cudaMemcpyDeviceToHost);
 
