@@ -52,25 +52,6 @@ const char* mode_name(Fp8Scaling s) {
   }
 }
 
-template <class T>
-const char* out_name() {
-  if constexpr (std::is_same_v<T, __half>) return "f16";
-  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return "bf16";
-  else return "f32";
-}
-
-// D's element as a double, and the rounding of a double to D's type (through f32, as the kernel
-// rounds its f32 result).
-template <class T>
-double to_double(T x) {
-  return static_cast<double>(static_cast<float>(x));
-}
-template <class T>
-T round_to(double x) {
-  if constexpr (std::is_same_v<T, float>) return static_cast<float>(x);
-  else if constexpr (std::is_same_v<T, __half>) return __float2half_rn(static_cast<float>(x));
-  else return __float2bfloat16_rn(static_cast<float>(x));
-}
 // Half a unit in the last place of D's type at |x| (f32: 2^-24 relative; f16: 11 bits with
 // subnormals below 2^-14; bf16: 8 bits).
 template <class T>
@@ -101,7 +82,7 @@ template <class AB, class D, Fp8Scaling S>
 bool run_problem(const Problem& p, std::uint32_t seed, double* worst = nullptr) {
   using Gemm = Fp8<AB, D, S>;
   const std::string what = std::string(tilepipe::ElementTraits<AB>::kName) + " -> " +
-                           out_name<D>() + " " + mode_name(S) + " " + describe(p);
+                           tptest::type_name<D>() + " " + mode_name(S) + " " + describe(p);
   std::mt19937 rng(seed);
   const std::int64_t lda = p.k + p.pad_a, ldb = p.k + p.pad_b, ldd = p.n + p.pad_d;
   const int kb = (p.k + 127) / 128, nb = (p.n + 127) / 128;
@@ -249,12 +230,14 @@ bool run_problem(const Problem& p, std::uint32_t seed, double* worst = nullptr) 
         continue;
       }
       const double r = ref[static_cast<std::size_t>(i) * p.n + j];
-      const double g = to_double(got);
+      const double g = tptest::to_float_host(got);
       // Exact problems: D is the reference rounded once. Random ones: the tensor cores' fp8
       // accumulation of a k-block of 128 (FP8Bound), the f32 folds, and D's rounding.
       double bound;
       if (p.exact) {
-        bound = std::fabs(to_double(round_to<D>(r)) - r) * 1.0000001;
+        bound = std::fabs(tptest::to_float_host(tptest::from_float_host<D>(static_cast<float>(r))) -
+                          r) *
+                1.0000001;
       } else {
         const double m = mass[static_cast<std::size_t>(i) * p.n + j];
         // FP8Bound: each k32 wgmma adds 32 exact products to the accumulator keeping at least 13

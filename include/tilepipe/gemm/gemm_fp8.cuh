@@ -42,22 +42,12 @@
 #include "../numeric/element_traits.cuh"
 #include "../status.cuh"
 #include "arguments.cuh"
-#include "gemm_sm90.cuh"
+#include "fp8_scale_fold.cuh"
 #include "kernel_sm90.cuh"
-#include "launch.cuh"
+#include "persistent_sm90.cuh"
 #include "split_k.cuh"
 
 namespace tilepipe {
-
-//! How the f32 scales of an FP8 GEMM are laid out (gemm_fp8.cuh's table).
-enum class Fp8Scaling {
-  kTensorwise,  //!< one scale for A, one for B
-  kRowwise,     //!< one per row of A, one per column of D
-  kBlockwise,   //!< A: per row per 128 of K; B: per 128 x 128 block (DeepSeek-V3)
-};
-
-//! Rows, columns and depth of a scale block (kBlockwise): 128 of K, and 128 rows of B.
-inline constexpr int kFp8ScaleBlock = 128;
 
 //! The arguments of an FP8 GEMM (GemmFp8Sm90). One problem; no batches.
 template <class ElementAB, class ElementD, class OutputOp = Identity>
@@ -77,109 +67,6 @@ struct GemmFp8Arguments {
   std::size_t workspace_bytes = 0;
   OutputOp output_op{};  //!< applied to every scaled element of D (output_ops.cuh)
 };
-
-namespace detail {
-
-//! The k-block operator of an FP8 GEMM (GemmKernelSm90's `KBlockOp`): folds each k-tile's fp8
-//! product into the f32 accumulators of one consumer warpgroup, times its scales.
-template <Fp8Scaling Mode, class Accumulators>
-class Fp8ScaleFold {
-  static constexpr int kRegisters = Accumulators::kRegisters;
-  //! Columns of the warpgroup's tile (N / 2 registers); 256 spans two blocks of B's scales.
-  static constexpr int kN = 2 * kRegisters;
-  static constexpr int kBlocksN = kN > kFp8ScaleBlock ? kN / kFp8ScaleBlock : 1;
-
- public:
-  struct Params {
-    const float* a = nullptr;
-    const float* b = nullptr;
-    std::int64_t ld_a = 0;  //!< kBlockwise
-    std::int64_t ld_b = 0;  //!< kBlockwise
-    int m = 0;              //!< rows of A: rows past it read row M - 1's scales (never stored)
-    int blocks_n = 0;       //!< kBlockwise: B's blocks of 128 rows, ceil(N / 128)
-    int k_blocks = 0;       //!< kBlockwise: ceil(K / 128)
-  };
-
-  //! For the warpgroup whose rows start at `m0`, columns at `n0`, k-tiles at `k_tile_begin`.
-  TILEPIPE_DEVICE Fp8ScaleFold(const Params& p, int m0, int n0, int /*batch*/, int k_tile_begin) {
-    const int t = static_cast<int>(threadIdx.x % 128);
-    // This thread's two rows of the 64 (Accumulators::row_of: i / 2 % 2 picks the second).
-    const int r0 = min(m0 + Accumulators::row_of(t, 0), p.m - 1);
-    const int r1 = min(m0 + Accumulators::row_of(t, 2), p.m - 1);
-    if constexpr (Mode == Fp8Scaling::kTensorwise) {
-      s0_ = __ldg(p.a) * __ldg(p.b);
-    } else if constexpr (Mode == Fp8Scaling::kRowwise) {
-      s0_ = __ldg(p.a + r0);
-      s1_ = __ldg(p.a + r1);
-    } else {
-      a0_ = p.a + r0;
-      a1_ = p.a + r1;
-      ld_a_ = p.ld_a;
-      const int nb = n0 / kFp8ScaleBlock;
-      b0_ = p.b + static_cast<std::int64_t>(nb) * p.ld_b;
-      // A 256-wide tile's second block may lie past N: it then reads the first's scales.
-      b1_ = nb + 1 < p.blocks_n ? b0_ + p.ld_b : b0_;
-      k_block_ = k_tile_begin;
-      last_k_block_ = p.k_blocks - 1;
-      load(k_block_);
-    }
-  }
-
-  //! Block-wise: takes k-tile `kt`'s scales, loaded one k-tile earlier, and starts loading the
-  //! next one's, which then arrive during this k-tile's wait, wgmmas and fold. Called before the
-  //! consumer waits for k-tile `kt` (kt = 0, 1, ... in order).
-  TILEPIPE_DEVICE void prefetch(int /*kt*/) {
-    if constexpr (Mode == Fp8Scaling::kBlockwise) {
-      s0_ = la0_ * lb0_;
-      s1_ = la1_ * lb0_;
-      if constexpr (kBlocksN == 2) {
-        s2_ = la0_ * lb1_;
-        s3_ = la1_ * lb1_;
-      }
-      k_block_ = min(k_block_ + 1, last_k_block_);
-      load(k_block_);
-    }
-  }
-
-  //! `acc += partial * scale`, the scale of each register's row (and block of columns).
-  TILEPIPE_DEVICE void operator()(Accumulators& acc, const Accumulators& partial, int) const {
-    TILEPIPE_UNROLL
-    for (int i = 0; i < kRegisters; ++i) {
-      const bool second_row = (i / 2) % 2 != 0;
-      float s;
-      if constexpr (Mode == Fp8Scaling::kTensorwise) {
-        s = s0_;
-      } else if constexpr (kBlocksN == 2) {
-        const bool second_block = i >= kRegisters / 2;  // columns 128.. (col_of: 8 * (i / 4))
-        s = second_block ? (second_row ? s3_ : s2_) : (second_row ? s1_ : s0_);
-      } else {
-        s = second_row ? s1_ : s0_;
-      }
-      acc.x[i] = fmaf(partial.x[i], s, acc.x[i]);
-    }
-  }
-
- private:
-  // Starts loading the scales of k-block `kb` (block-wise).
-  TILEPIPE_DEVICE void load(int kb) {
-    const std::int64_t ka = static_cast<std::int64_t>(kb) * ld_a_;
-    la0_ = __ldg(a0_ + ka);
-    la1_ = __ldg(a1_ + ka);
-    lb0_ = __ldg(b0_ + kb);
-    if constexpr (kBlocksN == 2) lb1_ = __ldg(b1_ + kb);
-  }
-
-  float s0_ = 0.0f, s1_ = 0.0f, s2_ = 0.0f, s3_ = 0.0f;      // this k-tile's, per row and block
-  float la0_ = 0.0f, la1_ = 0.0f, lb0_ = 0.0f, lb1_ = 0.0f;  // the next one's, as loaded
-  const float* a0_ = nullptr;  // scale_a of this thread's two rows, k-block 0
-  const float* a1_ = nullptr;
-  const float* b0_ = nullptr;  // scale_b of the tile's (two) blocks of columns, k-block 0
-  const float* b1_ = nullptr;
-  std::int64_t ld_a_ = 0;
-  int k_block_ = 0, last_k_block_ = 0;
-};
-
-}  // namespace detail
 
 //! Whether the current build and device can run GemmFp8Sm90: the Hopper tier's condition.
 //!
@@ -212,6 +99,7 @@ class GemmFp8Sm90 {
   using Kernel = GemmKernelSm90<Mainloop, Epilogue, GroupedRaster<8>, Fold>;
   using Params = typename Kernel::Params;
   using Scheduler = typename Kernel::Scheduler;
+  using Host = PersistentSm90<Kernel>;
   //! k per k-tile: 128 fp8 elements, one 128-byte swizzle row and one scale block.
   static constexpr int kTileK = Mainloop::kTileK;
   static_assert(kTileK == kFp8ScaleBlock,
@@ -229,23 +117,13 @@ class GemmFp8Sm90 {
 
   //! As GemmSm90::scheduler.
   static Scheduler scheduler(const Arguments& a, int workers) {
-    const int im = Kernel::items_m(a.m), in = Kernel::items_n(a.n);
-    const int kt = Mainloop::k_tiles(a.k);
-    if (a.stream_k > 0) {
-      const int sk = a.stream_k / Config::kClusterM;
-      return Scheduler::stream_k(im, in, 1, kt, sk > 0 ? sk : 1);
-    }
-    if (a.split_k > 1)
-      return Scheduler::split_k(im, in, 1, kt, split_k_slices(a.k, a.split_k, kTileK).count,
-                                workers);
-    return Scheduler::data_parallel(im, in, 1, kt, workers);
+    return Host::schedule(a.m, a.n, 1, a.k, a.split_k, a.stream_k, workers);
   }
 
   //! The number of blocks that fit on the current device at once (`stream_k` for one wave).
   static Status stream_k_blocks(int& blocks) {
     int clusters = 0;
-    const Status s = KernelLauncher<Kernel>::resident_clusters(dim3(Config::kClusterM, 1, 1),
-                                                               &clusters, "GemmFp8Sm90");
+    const Status s = Host::resident_clusters(clusters, "GemmFp8Sm90");
     blocks = clusters * Config::kClusterM;
     return s;
   }
@@ -303,19 +181,10 @@ class GemmFp8Sm90 {
       return Status::success();
     }
     int workers = 0;
-    Status s = stream_k_blocks(workers);
+    Status s = Host::resident_clusters(workers, "GemmFp8Sm90");
     if (!s) return s;
-    workers /= Config::kClusterM;
-    if (workers <= 0)
-      return Status::error(Status::Code::kUnsupportedDevice,
-                           "GemmFp8Sm90: no block of this kernel fits on the current device");
     p.work = scheduler(a, workers);
-    if (Kernel::workspace_bytes(p.work) > 0) {
-      auto* base = static_cast<unsigned char*>(a.workspace);
-      p.counters = reinterpret_cast<std::uint64_t*>(base);
-      p.epoch = detail::next_epoch();
-      p.partials = reinterpret_cast<float*>(base + Kernel::counter_bytes(p.work));
-    }
+    Host::attach_workspace(p, a.workspace);
     const auto g = gemm_arguments(a);
     s = Epilogue::make_params(p.epilogue, output_params(g), 0, 0, 1);
     if (!s || a.k == 0) return renamed(s);
@@ -331,10 +200,7 @@ class GemmFp8Sm90 {
   }
 
   static Status launch(const Params& p, cudaStream_t stream) {
-    if (p.work.items() == 0) return Status::success();
-    const dim3 cluster(Config::kClusterM, 1, 1);
-    const auto blocks = static_cast<unsigned>(p.work.workers() * Config::kClusterM);
-    return KernelLauncher<Kernel>::launch(p, {dim3(blocks), cluster}, stream, "GemmFp8Sm90");
+    return Host::launch(p, stream, "GemmFp8Sm90");
   }
 
  private:

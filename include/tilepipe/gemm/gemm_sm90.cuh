@@ -7,8 +7,6 @@
 
 #include <cuda_runtime.h>
 
-#include <atomic>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -23,24 +21,10 @@
 #include "arguments.cuh"
 #include "kernel_sm90.cuh"
 #include "launch.cuh"
+#include "persistent_sm90.cuh"
 #include "tile_configs.cuh"
 
 namespace tilepipe {
-namespace detail {
-
-//! An epoch no earlier call in this process returned (until 2^32 calls; never 0), for the arrival
-//! counters of a launch's partial tiles (WarpgroupPartials). It starts from the clock, so that a
-//! workspace that another process left counters in is unlikely to hold the same epoch either.
-inline std::uint32_t next_epoch() {
-  static std::atomic<std::uint32_t> epoch{static_cast<std::uint32_t>(
-      std::chrono::steady_clock::now().time_since_epoch().count() * 2654435761u)};
-  std::uint32_t e = 0;
-  while (e == 0) e = epoch.fetch_add(1, std::memory_order_relaxed) + 1;
-  return e;
-}
-
-}  // namespace detail
-
 //! Whether the Hopper tier multiplies A and B of type `ElementAB` in layouts `LayoutA` and
 //! `LayoutB`: `__half` and `__nv_bfloat16` in every layout; `float` (as tf32) only with both
 //! K-major, A row-major and B column-major, because wgmma reads tf32 operands from shared memory
@@ -105,6 +89,8 @@ class GemmSm90 {
                 "has (227 KB); use fewer stages or a smaller tile");
 
   using Scheduler = typename Kernel::Scheduler;
+  //! The host side every GEMM on GemmKernelSm90 shares (persistent_sm90.cuh).
+  using Host = PersistentSm90<Kernel>;
 
   //! Bytes of workspace `run` needs for `a`: f32 partial tiles and arrival counters where
   //! `split_k > 1` or `stream_k > 0` cut tiles into pieces, else 0. Needs no device (split-K's
@@ -118,7 +104,7 @@ class GemmSm90 {
   //! `args.stream_k` for a stream-K grid of one wave.
   static Status stream_k_blocks(int& blocks) {
     int clusters = 0;
-    const Status s = resident_clusters(clusters);
+    const Status s = Host::resident_clusters(clusters, "GemmSm90");
     blocks = clusters * Config::kClusterM;
     return s;
   }
@@ -126,16 +112,7 @@ class GemmSm90 {
   //! How `run` cuts the work of `a` on `workers` persistent workers (clusters): data-parallel,
   //! split-K (`split_k > 1`) or stream-K (`stream_k > 0`, whose workers `a.stream_k` sets).
   static Scheduler scheduler(const Arguments& a, int workers) {
-    const int im = Kernel::items_m(a.m), in = Kernel::items_n(a.n);
-    const int kt = Mainloop::k_tiles(a.k);
-    if (a.stream_k > 0) {
-      const int sk = a.stream_k / Config::kClusterM;
-      return Scheduler::stream_k(im, in, a.batch_count, kt, sk > 0 ? sk : 1);
-    }
-    if (a.split_k > 1)
-      return Scheduler::split_k(im, in, a.batch_count, kt,
-                                split_k_slices(a.k, a.split_k, kTileK).count, workers);
-    return Scheduler::data_parallel(im, in, a.batch_count, kt, workers);
+    return Host::schedule(a.m, a.n, a.batch_count, a.k, a.split_k, a.stream_k, workers);
   }
 
   //! Whether the current device runs this tier: an sm_90 GPU, and this program's code for it
@@ -194,16 +171,11 @@ class GemmSm90 {
       return Status::success();
     }
     int workers = 0;
-    Status s0 = resident_clusters(workers);
+    Status s0 = Host::resident_clusters(workers, "GemmSm90");
     if (!s0) return s0;
     p.work = scheduler(a, workers);
-    if (Kernel::workspace_bytes(p.work) > 0) {
-      // (check_arguments has checked the workspace against workspace_size(a), the same bytes.)
-      auto* base = static_cast<unsigned char*>(a.workspace);
-      p.counters = reinterpret_cast<std::uint64_t*>(base);
-      p.epoch = detail::next_epoch();
-      p.partials = reinterpret_cast<float*>(base + Kernel::counter_bytes(p.work));
-    }
+    // (check_arguments has checked the workspace against workspace_size(a), the same bytes.)
+    Host::attach_workspace(p, a.workspace);
     Status s = Epilogue::make_params(
         p.epilogue, {a.d, a.c, a.ldd, a.ldc, a.alpha, a.beta, a.layout_cd, a.m, a.n, a.output_op},
         a.batch_stride_c, a.batch_stride_d, a.batch_count);
@@ -215,24 +187,7 @@ class GemmSm90 {
   //! Launches the persistent kernel for `p`: one cluster of `Config::kClusterM` blocks per
   //! worker of `p.work`. (Its arrival counters need no clearing: `p.epoch` is new to them.)
   static Status launch(const Params& p, cudaStream_t stream) {
-    if (p.work.items() == 0) return Status::success();
-    const dim3 cluster(Config::kClusterM, 1, 1);
-    const auto blocks = static_cast<unsigned>(p.work.workers() * Config::kClusterM);
-    return KernelLauncher<Kernel>::launch(p, {dim3(blocks), cluster}, stream, "GemmSm90");
-  }
-
- private:
-  // Clusters of this kernel that fit on the current device at once (at least one, or an error).
-  static Status resident_clusters(int& clusters) {
-    clusters = 0;
-    Status s = KernelLauncher<Kernel>::resident_clusters(dim3(Config::kClusterM, 1, 1), &clusters,
-                                                         "GemmSm90");
-    if (!s) return s;
-    if (clusters <= 0)
-      return Status::error(Status::Code::kUnsupportedDevice,
-                           "GemmSm90: no cluster of " + std::to_string(Config::kClusterM) +
-                               " blocks of this kernel fits on the current device");
-    return Status::success();
+    return Host::launch(p, stream, "GemmSm90");
   }
 };
 

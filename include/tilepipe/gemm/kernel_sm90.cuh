@@ -84,6 +84,10 @@ struct GemmKernelSm90 {
   //! Warpgroup tiles of one work item, each with its own workspace slot and counter per piece.
   static constexpr int kSubTiles = kClusterM * Tile::kConsumersPerTile;
 
+  //! k per k-tile (the mainloop's), and the k-tiles of a K extent.
+  static constexpr int kTileK = Mainloop::kTileK;
+  TILEPIPE_HOST_DEVICE static constexpr int k_tiles(int k) { return Mainloop::k_tiles(k); }
+
   //! Whether the consumers fold each k-tile on the CUDA cores (`KBlockOp`).
   static constexpr bool kFoldsKBlocks = !std::is_void_v<KBlockOp>;
 
