@@ -59,6 +59,7 @@
 #include "gemm/gemm_auto.cuh"
 #include "gemm/gemm_auto_heuristic.cuh"
 #include "gemm/fp8_scale_fold.cuh"
+#include "gemm/fp8_schedule.cuh"
 #include "gemm/gemm_fp8.cuh"
 #include "gemm/gemm_mixed_input.cuh"
 #include "gemm/gemm_multistage.cuh"

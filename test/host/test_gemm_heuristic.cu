@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include <tilepipe/gemm/fp8_schedule.cuh>
 #include <tilepipe/gemm/gemm_heuristic.cuh>
 
 using tilepipe::GemmAutoConfig;
@@ -266,4 +267,43 @@ TEST(GemmAuto, SelectAndWorkspaceFromArguments) {
   EXPECT_EQ(Auto::workspace_size(a, kH200Sms), 0u);
   static_assert(Auto::Small::kSplitK && !Auto::Large::kSplitK && !Auto::Medium::kSplitK,
                 "only the Small configuration is compiled with split-K");
+}
+
+// GemmFp8Sm90's schedule rule (Fp8ScheduleHeuristic) on the shapes it was measured on (H200,
+// performance log 43), and that no split leaves a slice short or a wave overfull.
+TEST(Fp8ScheduleHeuristic, MeasuredShapes) {
+  using tilepipe::Fp8ScheduleHeuristic;
+  using tilepipe::GemmFp8Schedule;
+  const auto select = [](std::int64_t m, std::int64_t n, std::int64_t k) {
+    return Fp8ScheduleHeuristic::select(m, n, k, kH200Sms);
+  };
+  EXPECT_EQ(select(64, 4096, 7168), (GemmFp8Schedule{4, 0}));      // 32 tiles
+  EXPECT_EQ(select(128, 2112, 7168), (GemmFp8Schedule{4, 0}));     // 17 tiles
+  EXPECT_EQ(select(128, 7168, 16384), (GemmFp8Schedule{2, 0}));    // 56 tiles: 4 overfill
+  EXPECT_EQ(select(64, 7168, 2048), (GemmFp8Schedule{1, 0}));      // 16 k-tiles: slices short
+  EXPECT_EQ(select(64, 24576, 1536), (GemmFp8Schedule{1, 0}));     // ragged, K short
+  EXPECT_EQ(select(4096, 2112, 7168), (GemmFp8Schedule{1, 132}));  // 4.1 waves, K long
+  EXPECT_EQ(select(4096, 4096, 4096), (GemmFp8Schedule{1, 0}));    // 7.8 waves
+  EXPECT_EQ(select(8192, 8192, 8192), (GemmFp8Schedule{1, 0}));
+  EXPECT_EQ(select(0, 4096, 4096), (GemmFp8Schedule{1, 0}));
+  EXPECT_EQ(select(64, 4096, 0), (GemmFp8Schedule{1, 0}));
+}
+
+TEST(Fp8ScheduleHeuristic, SlicesLongAndWithinAWave) {
+  using H = tilepipe::Fp8ScheduleHeuristic;
+  for (int sms : {1, 78, 114, 132})
+    for (std::int64_t m : {1, 64, 129, 1000, 4096})
+      for (std::int64_t n : {1, 128, 2112, 7168})
+        for (std::int64_t k : {16, 1536, 4096, 7168, 16384}) {
+          const tilepipe::GemmFp8Schedule s = H::select(m, n, k, sms);
+          const std::int64_t tiles = (m + 127) / 128 * ((n + 127) / 128);
+          ASSERT_GE(s.split_k, 1);
+          ASSERT_LE(s.split_k, H::kMaxSplitK);
+          ASSERT_TRUE(s.split_k == 1 || s.stream_k == 0);
+          if (s.split_k > 1) {
+            ASSERT_LE(tiles * s.split_k, sms) << m << "x" << n << "x" << k;
+            ASSERT_GE((k + 127) / 128 / s.split_k, H::kMinKTilesPerSlice);
+          }
+          ASSERT_TRUE(s.stream_k == 0 || s.stream_k == sms);
+        }
 }

@@ -43,6 +43,7 @@
 #include "../status.cuh"
 #include "arguments.cuh"
 #include "fp8_scale_fold.cuh"
+#include "fp8_schedule.cuh"
 #include "kernel_sm90.cuh"
 #include "persistent_sm90.cuh"
 #include "split_k.cuh"
@@ -61,9 +62,11 @@ struct GemmFp8Arguments {
   const float* scale_b = nullptr;  //!< on the device, as `Fp8Scaling` says
   std::int64_t ld_scale_a = 0;     //!< kBlockwise: between A's k-blocks (>= M)
   std::int64_t ld_scale_b = 0;     //!< kBlockwise: between B's blocks of 128 rows (>= ceil(K/128))
-  int split_k = 1;                 //!< slices of K (1: none), as GemmSm90's
-  int stream_k = 0;                //!< stream-K's persistent blocks (0: none), as GemmSm90's
-  void* workspace = nullptr;       //!< partial tiles of split-K and stream-K
+  //! Slices of K (1: none) and stream-K's persistent blocks (0: none), as GemmSm90's; for a
+  //! measured choice per shape, Fp8ScheduleHeuristic::select (fp8_schedule.cuh).
+  int split_k = 1;
+  int stream_k = 0;
+  void* workspace = nullptr;  //!< partial tiles of split-K and stream-K
   std::size_t workspace_bytes = 0;
   OutputOp output_op{};  //!< applied to every scaled element of D (output_ops.cuh)
 };
