@@ -13,7 +13,7 @@
 
 namespace tilepipe_torch {
 
-enum class DType { kF16, kBF16, kF32 };
+enum class DType { kF16, kBF16, kF32, kE4M3, kE5M2 };
 
 //! What is applied to `A * B + bias` before D is stored.
 enum class Activation { kNone, kRelu, kGelu, kGeluTanh, kSilu };
@@ -48,6 +48,35 @@ tilepipe::Status run_gemm(const Problem& p, cudaStream_t stream);
 
 //! The bytes of workspace `run_gemm(p)` needs on the current device (0 for most problems).
 std::size_t workspace_size(const Problem& p);
+
+//! How an FP8 product is scaled (tilepipe::Fp8Scaling; this header stays free of device code).
+enum class ScaleMode { kTensorwise, kRowwise, kBlockwise };
+
+//! D = (scale_a * A) (scale_b * B) with A and B in fp8 (tilepipe::GemmFp8Sm90): A is M x K
+//! row-major, B is stored N x K (K contiguous), D is M x N row-major; the scales as GemmFp8Sm90
+//! takes them (gemm/gemm_fp8.cuh).
+struct ScaledMmProblem {
+  DType ab = DType::kE4M3;  //!< A and B: kE4M3 or kE5M2
+  DType d = DType::kBF16;   //!< D: kBF16, kF16 or kF32
+  ScaleMode scaling = ScaleMode::kTensorwise;
+  int m = 0, n = 0, k = 0;
+  const void* a = nullptr;
+  const void* b = nullptr;
+  void* d_data = nullptr;
+  std::int64_t lda = 0, ldb = 0, ldd = 0;
+  const float* scale_a = nullptr;
+  const float* scale_b = nullptr;
+  std::int64_t ld_scale_a = 0, ld_scale_b = 0;  //!< kBlockwise
+  void* workspace = nullptr;                    //!< scaled_mm_workspace_size(p) bytes
+  std::size_t workspace_bytes = 0;
+};
+
+//! Runs `p` on `stream` through tilepipe::GemmFp8Sm90, split-K or stream-K as
+//! tilepipe::Fp8ScheduleHeuristic chooses for the current device.
+tilepipe::Status run_scaled_mm(const ScaledMmProblem& p, cudaStream_t stream);
+
+//! The bytes of workspace `run_scaled_mm(p)` needs on the current device.
+std::size_t scaled_mm_workspace_size(const ScaledMmProblem& p);
 
 //! tilepipe::hopper_tier_available: an sm_90 GPU running this extension's sm_90a code.
 bool hopper_tier_available(int device);

@@ -27,39 +27,21 @@
 #include <vector>
 
 #include "gemm.h"
+#include "messages.h"
 
 namespace {
 
 using tilepipe::Layout;
 using tilepipe_torch::Activation;
 using tilepipe_torch::DType;
+using tilepipe_torch::dtype_name;
 using tilepipe_torch::Operand;
 
 constexpr const char* kWho = "tilepipe.gemm: ";  // starts every message
 
-std::string dtype_name(at::ScalarType t) { return "torch." + c10::getDtypeNames(t).first; }
-
-// The text of a message: TORCH_CHECK gets one string, built here, integers by std::to_string.
-// Letting TORCH_CHECK stream an integer (or a shape) into its message segfaulted the process on
-// the GPU machine (torch 2.11: every bad-argument case whose message held a number crashed,
-// those with only strings and devices raised as they should).
-std::string text(const char* s) { return s; }
-std::string text(const std::string& s) { return s; }
-std::string text(c10::string_view s) { return std::string(s); }
-std::string text(const c10::Device& d) { return d.str(); }
-template <class T, std::enable_if_t<std::is_integral_v<T>, int> = 0>
-std::string text(T v) {
-  return std::to_string(v);
-}
-// "[64, 32]": a tensor's sizes.
-std::string text(c10::IntArrayRef v) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
-}
 template <class... Parts>
 std::string message(const Parts&... parts) {
-  return (std::string(kWho) + ... + text(parts));
+  return tilepipe_torch::compose(kWho, parts...);
 }
 
 DType to_dtype(at::ScalarType t) {

@@ -3,17 +3,19 @@
     import tilepipe
     d = tilepipe.gemm(a, b, bias, activation="relu")      # relu(a @ b + bias)
     y = tilepipe.linear(x, weight, bias, activation="gelu")  # gelu(F.linear(x, weight, bias))
+    d = tilepipe.scaled_mm(a8, w8.t(), scale_a, scale_b)  # FP8, as torch._scaled_mm
 
-Importing the package loads tilepipe._C, which registers torch.ops.tilepipe.gemm with its CUDA and
-autograd kernels, and tilepipe._ops, which gives it a fake implementation for torch.compile.
+Importing the package loads tilepipe._C, which registers torch.ops.tilepipe.gemm (CUDA and autograd
+kernels) and torch.ops.tilepipe.scaled_mm (CUDA kernel), and tilepipe._ops, which gives them fake
+implementations for torch.compile.
 """
 
 import torch
 
 from . import _C, _ops  # noqa: F401  (registration)
-from ._ops import ACTIVATIONS, gemm, linear
+from ._ops import ACTIVATIONS, gemm, linear, scaled_mm
 
-__all__ = ["ACTIVATIONS", "gemm", "linear", "hopper_tier_available"]
+__all__ = ["ACTIVATIONS", "gemm", "linear", "scaled_mm", "hopper_tier_available"]
 
 
 def hopper_tier_available(device=None):

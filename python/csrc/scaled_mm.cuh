@@ -1,0 +1,80 @@
+#pragma once
+// The FP8 GEMM behind tilepipe.scaled_mm: tilepipe::GemmFp8Sm90 with the schedule
+// tilepipe::Fp8ScheduleHeuristic picks for the current device. `run_fp8<AB, D, Scaling>` runs one
+// instantiation; setup.py generates a file per instantiation (fp8 type x output type x scale
+// mode), so that they compile in parallel, and scaled_mm.cu picks one.
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+
+#include <tilepipe/gemm/gemm_fp8.cuh>
+
+#include "gemm.h"
+
+namespace tilepipe_torch {
+
+template <class AB, class D, tilepipe::Fp8Scaling Scaling>
+using Fp8Gemm = tilepipe::GemmFp8Sm90<AB, D, Scaling>;
+
+//! GemmFp8Sm90's arguments for `p`, with the measured schedule for the current device.
+template <class AB, class D, tilepipe::Fp8Scaling Scaling>
+typename Fp8Gemm<AB, D, Scaling>::Arguments fp8_arguments(const ScaledMmProblem& p) {
+  typename Fp8Gemm<AB, D, Scaling>::Arguments args;
+  args.m = p.m;
+  args.n = p.n;
+  args.k = p.k;
+  args.a = static_cast<const AB*>(p.a);
+  args.b = static_cast<const AB*>(p.b);
+  args.d = static_cast<D*>(p.d_data);
+  args.lda = p.lda;
+  args.ldb = p.ldb;
+  args.ldd = p.ldd;
+  args.scale_a = p.scale_a;
+  args.scale_b = p.scale_b;
+  args.ld_scale_a = p.ld_scale_a;
+  args.ld_scale_b = p.ld_scale_b;
+  int device = 0, sms = 0;
+  if (cudaGetDevice(&device) == cudaSuccess &&
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) == cudaSuccess) {
+    const tilepipe::GemmFp8Schedule s = tilepipe::Fp8ScheduleHeuristic::select(p.m, p.n, p.k, sms);
+    args.split_k = s.split_k;
+    args.stream_k = s.stream_k;
+  }
+  args.workspace = p.workspace;
+  args.workspace_bytes = p.workspace_bytes;
+  return args;
+}
+
+template <class AB, class D, tilepipe::Fp8Scaling Scaling>
+tilepipe::Status run_fp8(const ScaledMmProblem& p, cudaStream_t stream) {
+  return Fp8Gemm<AB, D, Scaling>::run(fp8_arguments<AB, D, Scaling>(p), stream);
+}
+
+template <class AB, class D, tilepipe::Fp8Scaling Scaling>
+std::size_t fp8_workspace(const ScaledMmProblem& p) {
+  return Fp8Gemm<AB, D, Scaling>::workspace_size(fp8_arguments<AB, D, Scaling>(p));
+}
+
+}  // namespace tilepipe_torch
+
+// An explicit instantiation (`prefix` empty) or its declaration (`prefix` extern) of the FP8 GEMM
+// for one fp8 type, one output type and one scale mode (kTensorwise, kRowwise, kBlockwise).
+#define TILEPIPE_TORCH_FP8_INSTANCE(prefix, AB, D, S)                                        \
+  prefix template tilepipe::Status tilepipe_torch::run_fp8<AB, D, tilepipe::Fp8Scaling::S>(  \
+      const tilepipe_torch::ScaledMmProblem&, cudaStream_t);                                 \
+  prefix template std::size_t tilepipe_torch::fp8_workspace<AB, D, tilepipe::Fp8Scaling::S>( \
+      const tilepipe_torch::ScaledMmProblem&);
+
+// Every instance, as X(AB, D, S): setup.py generates one file for each (the same list).
+#define TILEPIPE_TORCH_FP8_MODES(X, AB, D) \
+  X(AB, D, kTensorwise)                    \
+  X(AB, D, kRowwise)                       \
+  X(AB, D, kBlockwise)
+#define TILEPIPE_TORCH_FP8_OUTPUTS(X, AB)        \
+  TILEPIPE_TORCH_FP8_MODES(X, AB, __nv_bfloat16) \
+  TILEPIPE_TORCH_FP8_MODES(X, AB, __half)        \
+  TILEPIPE_TORCH_FP8_MODES(X, AB, float)
+#define TILEPIPE_TORCH_FP8_INSTANCES(X)        \
+  TILEPIPE_TORCH_FP8_OUTPUTS(X, __nv_fp8_e4m3) \
+  TILEPIPE_TORCH_FP8_OUTPUTS(X, __nv_fp8_e5m2)
