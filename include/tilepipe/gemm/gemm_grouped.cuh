@@ -47,10 +47,10 @@ namespace tilepipe {
 template <class ElementAB, class ElementD, class OutputOp = Identity>
 struct GemmGroupedArguments {
   GroupedForm form = GroupedForm::kContiguous;
-  int groups = 0;         //!< G (1 .. GemmGroupedSm90::kMaxGroups)
-  int m = 0;              //!< contiguous: rows of A and D; masked: rows of each group's A and D
-  int n = 0, k = 0;       //!< every group's N and K
-  const int* offs = nullptr;    //!< contiguous: G end rows, on the device
+  int groups = 0;             //!< G (1 .. GemmGroupedSm90::kMaxGroups)
+  int m = 0;                  //!< contiguous: rows of A and D; masked: rows of each group's A and D
+  int n = 0, k = 0;           //!< every group's N and K
+  const int* offs = nullptr;  //!< contiguous: G end rows, on the device
   const int* counts = nullptr;  //!< masked: G row counts, on the device
   const ElementAB* a = nullptr;
   std::int64_t lda = 0, batch_stride_a = 0;  //!< batch_stride_a: masked only
@@ -225,8 +225,8 @@ class GemmGroupedSm90 {
                         std::int64_t row_length, std::size_t align) {
     if (ptr == nullptr) return invalid(std::string(name) + " is a null pointer");
     if (reinterpret_cast<std::uintptr_t>(ptr) % align != 0)
-      return invalid(std::string(name) + " is not aligned to " + std::to_string(align) +
-                     " bytes" + (align == 16 ? " (TMA reads it)" : ""));
+      return invalid(std::string(name) + " is not aligned to " + std::to_string(align) + " bytes" +
+                     (align == 16 ? " (TMA reads it)" : ""));
     if (ld < (row_length > 1 ? row_length : 1))
       return invalid(std::string(ld_name) + " = " + std::to_string(ld) +
                      " is smaller than a line of " + name + " (" + std::to_string(row_length) +
