@@ -46,9 +46,9 @@ std::uint64_t env_u64(const char* name, std::uint64_t fallback) {
 
 struct Problem {
   GroupedForm form = GroupedForm::kContiguous;
-  int m = 0, n = 0, k = 0;  // m: rows of A and D (contiguous) or of each group (masked)
-  std::vector<int> sizes;   // offs or counts, as they are uploaded (possibly bad)
-  int pad_a = 0, pad_b = 0, pad_d = 0;
+  int m = 0, n = 0, k = 0;              // m: rows of A and D (contiguous) or of each group (masked)
+  std::vector<int> sizes;               // offs or counts, as they are uploaded (possibly bad)
+  int pad_a = 0, pad_b = 0, pad_d = 0;  // extra elements of each line (A's, B's rounded up to 8)
   float alpha = 1.0f;
 };
 
@@ -90,8 +90,8 @@ class GroupedCase {
   static constexpr unsigned char kPoison = 0x7B;
 
   GroupedCase(const Problem& p, std::uint32_t seed)
-      : p_(p), groups_(static_cast<int>(p.sizes.size())), lda_(std::max(8, p.k + p.pad_a)),
-        ldb_(std::max(8, (LB == Layout::kColumnMajor ? p.k : p.n) + p.pad_b)), ldd_(p.n + p.pad_d),
+      : p_(p), groups_(static_cast<int>(p.sizes.size())), lda_(line(p.k + p.pad_a)),
+        ldb_(line((LB == Layout::kColumnMajor ? p.k : p.n) + p.pad_b)), ldd_(p.n + p.pad_d),
         masked_(p.form == GroupedForm::kMasked), stride_a_(masked_ ? std::int64_t(p.m) * lda_ : 0),
         stride_b_((LB == Layout::kColumnMajor ? p.n : p.k) * ldb_),
         stride_d_(masked_ ? std::int64_t(p.m) * ldd_ : 0),
@@ -107,14 +107,17 @@ class GroupedCase {
     for (std::size_t i = 0; i < ha_.size(); ++i)
       if (static_cast<std::int64_t>(i % lda_) < p.k)
         ha_[i] = tptest::from_float_host<AB>(static_cast<float>(small(rng)));
-    const std::int64_t line = LB == Layout::kColumnMajor ? p.k : p.n;
+    const std::int64_t b_line = LB == Layout::kColumnMajor ? p.k : p.n;
     for (std::size_t i = 0; i < hb_.size(); ++i)
-      if (static_cast<std::int64_t>(i % ldb_) < line)
+      if (static_cast<std::int64_t>(i % ldb_) < b_line)
         hb_[i] = tptest::from_float_host<AB>(static_cast<float>(small(rng)));
     ok_ = a_.ok() && b_.ok() && d_.ok() && sizes_.ok() && status_.ok() &&
           a_.upload(ha_) == cudaSuccess && b_.upload(hb_) == cudaSuccess &&
           set_sizes(p.sizes) == cudaSuccess;
   }
+
+  // A leading dimension of A or B: `elements` rounded up to TMA's 16 bytes (8 elements).
+  static std::int64_t line(int elements) { return std::max(8, (elements + 7) / 8 * 8); }
 
   bool ok() const { return ok_; }
   const Problem& problem() const { return p_; }
@@ -299,7 +302,7 @@ TEST(GemmGrouped, ContiguousBf16) {
       contiguous(520, 72, {5, 2, 700, 63}),
       contiguous(256, 2048, {130, 0, 126}),
   };
-  ps[3].pad_a = 4;  // K = 100: lda 104 (TMA's 16 bytes)
+  ps[3].pad_b = 8;  // K = 100: lda 104 (rounded up to TMA's 16 bytes), ldb 112
   ps[4].pad_d = 3;  // ldd 523: D not 16-byte aligned
   ps[5].alpha = 0.5f;
   ps[2].pad_b = 8, ps[2].pad_d = 8;
