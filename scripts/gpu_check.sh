@@ -358,7 +358,7 @@ print_summary() {
       printf '  %-14s %-4s  %s\n' "${STEP_NAMES[i]}" "${STEP_RESULTS[i]}" "${STEP_DETAILS[i]}"
     done
     local fuzz
-    fuzz=$(grep -h '\[\(fp8-\)\?fuzz\(-hopper\)\?\] [0-9]* problems' "${LOGDIR}/ctest-device.log" 2>/dev/null | sed 's/^[0-9]*: //' || true)
+    fuzz=$(grep -h '\[\(fp8-\|grouped-\)\?fuzz\(-hopper\)\?\] [0-9]* problems' "${LOGDIR}/ctest-device.log" 2>/dev/null | sed 's/^[0-9]*: //' || true)
     [[ -z ${fuzz} ]] || echo "randomized: ${fuzz}"
     if [[ -n ${EXAMPLE_LINES} ]]; then
       echo "examples:"

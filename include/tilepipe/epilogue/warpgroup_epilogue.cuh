@@ -133,6 +133,20 @@ class WarpgroupEpilogue {
     run(acc, p, m0, n0, batch);
   }
 
+  //! `begin` for a tile of which only the rows before `row_end` may be written (a grouped GEMM's
+  //! group ends there, and the next group's rows may follow in D): a warpgroup tile that crosses
+  //! it is written straight from the registers. `store` and `drain` as for `begin`.
+  TILEPIPE_DEVICE void begin(const Accumulators& acc, const Params& p, int m0, int n0, int batch,
+                             int row_end) {
+    if (m0 + 64 <= row_end) return begin(acc, p, m0, n0, batch);
+    skip();
+    EpilogueParams<ElementD, OutputOp> o = p.out;  // D's rows end at the group's end
+    if (row_end < o.m) o.m = row_end;
+    if (m0 >= o.m) return;
+    const ElementD* c = o.beta != 0.0f ? o.c + batch * p.batch_stride_c : nullptr;
+    store_direct(acc, o, o.d + batch * p.batch_stride_d, c, m0, n0);
+  }
+
   //! In place of `begin` where this warpgroup stores no tile (another block completes it): the
   //! next `drain` has nothing to do. (The kept registers are cleared too, so that the compiler
   //! sees them dead until the next `begin` writes them, rather than live across a whole

@@ -11,7 +11,6 @@
 
 #include <cuda_runtime.h>
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -24,6 +23,8 @@
 #include "../layout/tile_raster.cuh"
 #include "../layout/tile_scheduler.cuh"
 #include "../epilogue/warpgroup_partials.cuh"
+#include "grouped_scheduler.cuh"
+#include "hopper_tier_available.cuh"
 
 namespace tilepipe {
 namespace detail {
@@ -36,6 +37,14 @@ struct KBlockOpParams {
 template <>
 struct KBlockOpParams<void> {};
 
+//! The shared memory of a scheduler that keeps a table there (GroupedScheduler), none without.
+template <class Scheduler, class = void>
+struct SchedulerStorage {};
+template <class Scheduler>
+struct SchedulerStorage<Scheduler, std::void_t<typename Scheduler::SharedStorage>> {
+  typename Scheduler::SharedStorage work;
+};
+
 }  // namespace detail
 
 //! \tparam Mainloop  a WarpSpecializedMainloop
@@ -46,12 +55,16 @@ struct KBlockOpParams<void> {};
 //!                   work, `KBlockOp(p.k_block, m0, n0, batch, k_tile_begin)` (`m0`: the first of
 //!                   the warpgroup's 64 rows; `k_tile_begin`: the unit's first k-tile), which
 //!                   folds each k-tile's product into the accumulators (FP8's scales, gemm_fp8.cuh).
-template <class Mainloop, class Epilogue, class Raster, class KBlockOp = void>
+//! \tparam Grouped   void: one (batched) problem. Otherwise a GroupedScheduler: many problems of
+//!                   one N and K with their rows on the device, whole tiles each, a group's rows
+//!                   past its end never stored (gemm_grouped.cuh).
+template <class Mainloop, class Epilogue, class Raster, class KBlockOp = void, class Grouped = void>
 struct GemmKernelSm90 {
   using Tile = typename Mainloop::Tile;
+  static constexpr bool kGrouped = !std::is_void_v<Grouped>;
   //! The units of work: whole tiles, split-K slices or stream-K segments, chosen at run time
-  //! (`Params::work`), so one kernel runs all three.
-  using Scheduler = WorkScheduler<Raster>;
+  //! (`Params::work`), so one kernel runs all three; or a grouped GEMM's tiles.
+  using Scheduler = std::conditional_t<kGrouped, Grouped, WorkScheduler<Raster>>;
   using Accumulators = typename Mainloop::Accumulators;
   using Partials = WarpgroupPartials<Accumulators>;
   static constexpr int kThreads = Mainloop::kThreads;
@@ -68,8 +81,9 @@ struct GemmKernelSm90 {
   //! `kOrderBarrier + c` says that ping-pong consumer c may start its next tile's mainloop.
   static constexpr int kOrderBarrier = 1 + Mainloop::kConsumers;
 
-  //! The mainloop's ring, then each consumer warpgroup's epilogue buffers.
-  struct SharedStorage {
+  //! The scheduler's table (grouped only), the mainloop's ring, then each consumer warpgroup's
+  //! epilogue buffers.
+  struct SharedStorage : detail::SchedulerStorage<Scheduler> {
     typename Mainloop::SharedStorage mainloop;
     typename Epilogue::SharedStorage epilogue[Mainloop::kConsumers];
   };
@@ -128,10 +142,20 @@ struct GemmKernelSm90 {
       Mainloop::init(storage.mainloop, p.load);
       Epilogue::prefetch(p.epilogue);
     }
+    if constexpr (kGrouped) {
+      if (threadIdx.x / 32 == 1) p.work.build(storage.work);  // warp 1, beside thread 0's init
+    }
     if constexpr (kClusterM > 1) arch::cluster_sync();  // the peers' barriers are ready too
     else __syncthreads();
+    if constexpr (kGrouped) roles(p, storage, typename Scheduler::Walk(p.work, storage.work));
+    else roles(p, storage, p.work);
+  }
 
-    const Scheduler& work = p.work;
+ private:
+  // The roles of the block, walking `work`'s units: the parameter's scheduler, or a grouped one's
+  // walk over its table.
+  template <class Work>
+  TILEPIPE_DEVICE void roles(const Params& p, SharedStorage& storage, const Work& work) const {
     const int warpgroup = threadIdx.x / 128;
     // A cluster is kClusterM consecutive blocks, one worker; its rank picks the tile of each item.
     const int rank = static_cast<int>(blockIdx.x % kClusterM);
@@ -145,9 +169,9 @@ struct GemmKernelSm90 {
       arch::setmaxnreg_dec<kProducerRegisters>();
       if (threadIdx.x == 0) {
         for (int j = 0; j < units; ++j) {
-          const WorkUnit u = work.unit(worker, j);
-          mainloop.produce(p.load, state, m0_of(u, rank), u.tile.n * Tile::kN, u.tile.batch,
-                           u.k_begin, u.k_end);
+          const auto u = work.unit(worker, j);
+          mainloop.produce(p.load, state, m0_of(u, rank), n0_of(u), batch_of(u), u.k_begin,
+                           u.k_end);
         }
         mainloop.produce_tail(state);
       }
@@ -166,7 +190,7 @@ struct GemmKernelSm90 {
         // wgmmas at a time on the tensor cores, while the other stores.
         const int other = 1 - consumer;
         for (int j = 0; j < units; ++j) {
-          const WorkUnit u = work.unit(worker, j);
+          const auto u = work.unit(worker, j);
           if (j % 2 != consumer) {
             state.advance(u.k_end - u.k_begin);  // the other's unit
             continue;
@@ -175,24 +199,24 @@ struct GemmKernelSm90 {
           if constexpr (kFoldsKBlocks) {
             mainloop.consume(
                 acc, state, 0, u.k_end - u.k_begin, [] {},
-                KBlockOp(p.k_block, m0_of(u, rank), u.tile.n * Tile::kN, u.tile.batch, u.k_begin));
+                KBlockOp(p.k_block, m0_of(u, rank), n0_of(u), batch_of(u), u.k_begin));
           } else {
             mainloop.consume(acc, state, 0, u.k_end - u.k_begin);
           }
           if (j + 1 < units) arch::named_barrier_arrive(kOrderBarrier + other, 256);
           if (completes(p, acc, j, rank * Tile::kConsumersPerTile, 1 + consumer))
-            epilogue.store(acc, p.epilogue, m0_of(u, rank), u.tile.n * Tile::kN, u.tile.batch);
+            store_tile(epilogue, acc, p, u, m0_of(u, rank));
         }
       } else {
         for (int j = 0; j < units; ++j) {
           // The previous tile's last chunks go to shared memory while this tile's first wgmmas
           // run: the tensor cores wait only for the first chunks.
           if constexpr (kFoldsKBlocks) {
-            const WorkUnit u = work.unit(worker, j);
+            const auto u = work.unit(worker, j);
             mainloop.consume(
                 acc, state, consumer, k_tiles_of(u), [&] { epilogue.drain(p.epilogue); },
-                KBlockOp(p.k_block, m0_of(u, rank) + 64 * consumer, u.tile.n * Tile::kN,
-                         u.tile.batch, u.k_begin));
+                KBlockOp(p.k_block, m0_of(u, rank) + 64 * consumer, n0_of(u), batch_of(u),
+                         u.k_begin));
           } else {
             mainloop.consume(acc, state, consumer, k_tiles_of(work.unit(worker, j)),
                              [&] { epilogue.drain(p.epilogue); });
@@ -200,9 +224,8 @@ struct GemmKernelSm90 {
           // A block of a cluster whose tile lies past M still loads and multiplies (its peers
           // need its part of B); the epilogue writes nothing there.
           if (completes(p, acc, j, rank * Tile::kConsumersPerTile + consumer, 1 + consumer)) {
-            const WorkUnit u = unit_anew(work, j);
-            epilogue.begin(acc, p.epilogue, m0_of(u, rank) + 64 * consumer, u.tile.n * Tile::kN,
-                           u.tile.batch);
+            const auto u = unit_anew(work, j);
+            begin_tile(epilogue, acc, p, u, m0_of(u, rank) + 64 * consumer);
           } else {
             epilogue.skip();
           }
@@ -213,18 +236,46 @@ struct GemmKernelSm90 {
     }
   }
 
- private:
-  TILEPIPE_DEVICE static int k_tiles_of(const WorkUnit& u) { return u.k_end - u.k_begin; }
+  template <class Unit>
+  TILEPIPE_DEVICE static int k_tiles_of(const Unit& u) {
+    return u.k_end - u.k_begin;
+  }
 
-  // The first row of the tile of unit `u` that the block of rank `rank` computes.
+  // The first row of the tile of unit `u` that the block of rank `rank` computes, its first
+  // column, and the batch (a grouped unit's group) its A and B tiles come from.
   TILEPIPE_DEVICE static int m0_of(const WorkUnit& u, int rank) {
     return (u.tile.m * kClusterM + rank) * Tile::kM;
+  }
+  TILEPIPE_DEVICE static int m0_of(const GroupedUnit& u, int rank) {
+    return u.row0 + rank * Tile::kM;
+  }
+  TILEPIPE_DEVICE static int n0_of(const WorkUnit& u) { return u.tile.n * Tile::kN; }
+  TILEPIPE_DEVICE static int n0_of(const GroupedUnit& u) { return u.n0; }
+  TILEPIPE_DEVICE static int batch_of(const WorkUnit& u) { return u.tile.batch; }
+  TILEPIPE_DEVICE static int batch_of(const GroupedUnit& u) { return u.group; }
+
+  // The epilogue of unit `u`'s warpgroup tile at row `m0`: a grouped unit's stops at its group's
+  // end (the next group's rows follow in D).
+  TILEPIPE_DEVICE static void begin_tile(Epilogue& e, const Accumulators& acc, const Params& p,
+                                         const WorkUnit& u, int m0) {
+    e.begin(acc, p.epilogue, m0, n0_of(u), u.tile.batch);
+  }
+  TILEPIPE_DEVICE static void begin_tile(Epilogue& e, const Accumulators& acc, const Params& p,
+                                         const GroupedUnit& u, int m0) {
+    e.begin(acc, p.epilogue, m0, u.n0, u.batch_d, u.row_end);
+  }
+  template <class Unit>
+  TILEPIPE_DEVICE static void store_tile(Epilogue& e, const Accumulators& acc, const Params& p,
+                                         const Unit& u, int m0) {
+    begin_tile(e, acc, p, u, m0);
+    e.drain(p.epilogue);
   }
 
   // Unit `j` of this block's worker, from a block index the compiler cannot reuse: a unit kept
   // through the mainloop and the fix-up beside the accumulators and the epilogue's registers
   // made ptxas spill; worked out again where it is needed, it costs a few integer operations.
-  TILEPIPE_DEVICE static WorkUnit unit_anew(const Scheduler& work, int j) {
+  template <class Work>
+  TILEPIPE_DEVICE static auto unit_anew(const Work& work, int j) {
     return work.unit(static_cast<int>(arch::opaque_block_index() / kClusterM), j);
   }
 
@@ -233,20 +284,24 @@ struct GemmKernelSm90 {
   // the sum of its pieces (WarpgroupPartials).
   TILEPIPE_DEVICE static bool completes(const Params& p, Accumulators& acc, int j, int sub,
                                         int barrier) {
-    const WorkUnit u = unit_anew(p.work, j);
-    if (u.pieces == 1) return true;
-    const int thread = threadIdx.x % 128;
-    const auto slot = [&](long long s) {
-      return p.partials + (s * kSubTiles + sub) * Partials::kSlotFloats;
-    };
-    std::uint64_t* counter = p.counters + p.work.counter_of(u.item) * kSubTiles + sub;
-    if (!Partials::arrive(acc, slot(u.slot), counter, u.pieces, p.epoch, barrier, thread))
-      return false;
-    const long long first_slot = u.first_slot;
-    Partials::sum(
-        acc, u.pieces, [&](int piece) { return slot(p.work.piece_slot(first_slot, piece)); },
-        thread);
-    return true;
+    if constexpr (kGrouped) {
+      return true;  // whole tiles only
+    } else {
+      const WorkUnit u = unit_anew(p.work, j);
+      if (u.pieces == 1) return true;
+      const int thread = threadIdx.x % 128;
+      const auto slot = [&](long long s) {
+        return p.partials + (s * kSubTiles + sub) * Partials::kSlotFloats;
+      };
+      std::uint64_t* counter = p.counters + p.work.counter_of(u.item) * kSubTiles + sub;
+      if (!Partials::arrive(acc, slot(u.slot), counter, u.pieces, p.epoch, barrier, thread))
+        return false;
+      const long long first_slot = u.first_slot;
+      Partials::sum(
+          acc, u.pieces, [&](int piece) { return slot(p.work.piece_slot(first_slot, piece)); },
+          thread);
+      return true;
+    }
   }
 };
 
@@ -270,54 +325,8 @@ __global__ void __launch_bounds__(Kernel::kThreads, 1)
 #endif
 }
 
-namespace detail {
-
-//! A kernel whose `sm_90a` build, and only that, has static shared memory: on the current
-//! device, `cudaFuncGetAttributes` of it reports shared memory exactly when the code the device
-//! runs from this program was compiled for `sm_90a`, so the Hopper tier exists there.
-//! (Never launched.)
-template <int = 0>
-__global__ void sm90a_probe_kernel(int* out) {
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  __shared__ int marker;
-  marker = static_cast<int>(threadIdx.x);
-  __syncthreads();
-  if (out != nullptr) *out = marker;
-#else
-  (void)out;
-#endif
-}
-
-}  // namespace detail
-
-//! Whether device `device` runs the Hopper tier: an sm_90 GPU running this program's `sm_90a`
-//! code (a build for plain `90` has none). Asked once per device, then remembered. A kernel of
-//! one's own made of the Hopper collectives runs under the same condition.
-inline bool hopper_tier_available(int device) {
-  static std::atomic<signed char> known[256];  // 0: not asked yet, 1: yes, -1: no
-  if (device < 0 || device >= 256) return false;
-  const signed char k = known[device].load(std::memory_order_relaxed);
-  if (k != 0) return k > 0;
-  int major = 0, minor = 0;
-  bool yes =
-      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
-      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) == cudaSuccess &&
-      major == 9 && minor == 0;
-  if (yes) {
-    cudaFuncAttributes attr{};
-    if (cudaFuncGetAttributes(&attr, detail::sm90a_probe_kernel<0>) == cudaSuccess) {
-      yes = attr.sharedSizeBytes > 0;
-    } else {
-      (void)cudaGetLastError();  // the failed query leaves no error behind for the caller
-      yes = false;
-    }
-  }
-  known[device].store(yes ? 1 : -1, std::memory_order_relaxed);
-  return yes;
-}
-
-template <class Mainloop, class Epilogue, class Raster, class KBlockOp>
-auto GemmKernelSm90<Mainloop, Epilogue, Raster, KBlockOp>::entry() -> Entry {
+template <class Mainloop, class Epilogue, class Raster, class KBlockOp, class Grouped>
+auto GemmKernelSm90<Mainloop, Epilogue, Raster, KBlockOp, Grouped>::entry() -> Entry {
   return gemm_kernel_sm90<GemmKernelSm90>;
 }
 

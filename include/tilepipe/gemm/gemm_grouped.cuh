@@ -1,0 +1,253 @@
+#pragma once
+//! \file
+//! GemmGroupedSm90: grouped GEMM on the Hopper tier, as a mixture-of-experts layer multiplies
+//! each expert's tokens by that expert's weights: `G` problems `D_g = output_op(alpha * A_g *
+//! B_g)` of one N and K whose row counts are known only on the device (after routing). One
+//! persistent launch walks every group's tiles (GroupedScheduler, the scheduler seam of
+//! GemmKernelSm90, with its tuned mainloop and epilogue), with no host read of the sizes and no
+//! synchronisation, so that a CUDA graph may capture it and replay it with new sizes.
+//!
+//! Forms (`GroupedForm`), f16 or bf16 A and B, f32 accumulation, D of f16, bf16 or f32:
+//! - contiguous (`torch._grouped_mm`'s): A `[m, K]` row-major holds the groups' rows one after
+//!   the other, `offs[g]` (int32 on the device) the end row of group g, whose rows are
+//!   `offs[g-1] .. offs[g]` (`offs[-1] = 0`); D `[m, N]` row-major likewise;
+//! - masked: A `[G, m, K]`, D `[G, m, N]` (`batch_stride_a`, `batch_stride_d` apart), group g's
+//!   valid rows the first `counts[g]` (int32 on the device); D's other rows are not written.
+//!
+//! B is `[G, N, K]` with K contiguous (`LayoutB = kColumnMajor`, a K x N column-major matrix per
+//! group: a Linear layer's weight) or `[G, K, N]` with N contiguous (`kRowMajor`), `batch_stride_b`
+//! apart. Whatever the sizes hold, only A, B and D as given are read or written: each group's rows
+//! are clamped into `[0, m]` (GroupedScheduler), rows of D outside every group are not written,
+//! and a size that needed the clamp is reported in `*status` (optional, int32 on the device,
+//! written by every launch: 0, or 1 + the first bad group) for the host to read when it likes.
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <climits>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include "../epilogue/output_ops.cuh"
+#include "../epilogue/warpgroup_epilogue.cuh"
+#include "../layout/tile_raster.cuh"
+#include "../mainloop/warp_specialized_mainloop.cuh"
+#include "../numeric/element_traits.cuh"
+#include "../status.cuh"
+#include "grouped_scheduler.cuh"
+#include "kernel_sm90.cuh"
+#include "launch.cuh"
+
+namespace tilepipe {
+
+//! The arguments of a grouped GEMM (GemmGroupedSm90). Leading dimensions and strides in elements.
+template <class ElementAB, class ElementD, class OutputOp = Identity>
+struct GemmGroupedArguments {
+  GroupedForm form = GroupedForm::kContiguous;
+  int groups = 0;             //!< G (1 .. GemmGroupedSm90::kMaxGroups)
+  int m = 0;                  //!< contiguous: rows of A and D; masked: rows of each group's A and D
+  int n = 0, k = 0;           //!< every group's N and K
+  const int* offs = nullptr;  //!< contiguous: G end rows, on the device
+  const int* counts = nullptr;  //!< masked: G row counts, on the device
+  const ElementAB* a = nullptr;
+  std::int64_t lda = 0, batch_stride_a = 0;  //!< batch_stride_a: masked only
+  const ElementAB* b = nullptr;
+  std::int64_t ldb = 0, batch_stride_b = 0;  //!< batch_stride_b: between groups' B (0: one B)
+  ElementD* d = nullptr;
+  std::int64_t ldd = 0, batch_stride_d = 0;  //!< batch_stride_d: masked only
+  float alpha = 1.0f;
+  int* status = nullptr;  //!< optional, on the device: 0, or 1 + the first group whose size was bad
+  OutputOp output_op{};   //!< applied to every element of D, at its row and column in D's tensor
+};
+
+//! \tparam ElementAB  `__half` or `__nv_bfloat16`
+//! \tparam ElementD   `__half`, `__nv_bfloat16` or `float`
+//! \tparam LayoutB    kColumnMajor: each group's B is `[N, K]`, K contiguous; kRowMajor: `[K, N]`
+//! \tparam OutputOp   as GemmSm90's (output_ops.cuh)
+//! \tparam Config     a HopperTileConfig: GemmSm90's 128 x 256 tile and 4 stages, without a
+//!                    cluster (a cluster's blocks take tiles of one group, so a group of one
+//!                    tile row would leave its peer idle)
+template <class ElementAB, class ElementD, Layout LayoutB = Layout::kColumnMajor,
+          class OutputOp = Identity, class Config = HopperTileConfig<128, 256, 4, 1>>
+class GemmGroupedSm90 {
+  static_assert(std::is_same_v<ElementAB, __half> || std::is_same_v<ElementAB, __nv_bfloat16>,
+                "GemmGroupedSm90: A and B must be __half or __nv_bfloat16");
+  static_assert(is_supported_element_v<ElementD>,
+                "GemmGroupedSm90: D must be __half, __nv_bfloat16 or float");
+
+ public:
+  using Arguments = GemmGroupedArguments<ElementAB, ElementD, OutputOp>;
+  using Mainloop = WarpSpecializedMainloop<ElementAB, Layout::kRowMajor, LayoutB, Config>;
+  using Epilogue = WarpgroupEpilogue<ElementD, typename Mainloop::Accumulators, OutputOp>;
+  //! The most groups: the scheduler's table (4 bytes a group) fills the shared memory that the
+  //! default tile's ring and epilogue leave (1 KB).
+  static constexpr int kMaxGroups = 256;
+  using Scheduler =
+      GroupedScheduler<Config::kM, Config::kN, Config::kClusterM, GroupedRaster<8>, kMaxGroups>;
+  using Kernel = GemmKernelSm90<Mainloop, Epilogue, GroupedRaster<8>, void, Scheduler>;
+  using Params = typename Kernel::Params;
+  static constexpr int kTileK = Mainloop::kTileK;
+  static constexpr std::size_t kSharedBytes = Kernel::kSharedBytes;
+  static_assert(kSharedBytes <= 227 * 1024,
+                "GemmGroupedSm90: this tile and stage count need more shared memory than an sm_90 "
+                "block has (227 KB) beside the group table; use fewer stages or a smaller tile");
+
+  static bool available() {
+    int device = 0;
+    return cudaGetDevice(&device) == cudaSuccess && hopper_tier_available(device);
+  }
+
+  //! The device-free checks; each failure names the argument.
+  static Status check_arguments(const Arguments& a) {
+    const bool masked = a.form == GroupedForm::kMasked;
+    if (a.form != GroupedForm::kContiguous && !masked)
+      return invalid("form is neither kContiguous nor kMasked");
+    if (a.groups < 1 || a.groups > kMaxGroups)
+      return invalid("groups = " + std::to_string(a.groups) + " is outside [1, " +
+                     std::to_string(kMaxGroups) + "]");
+    constexpr int kMaxExtent = INT_MAX - 4096;
+    const char* names[3] = {"m", "n", "k"};
+    const int extents[3] = {a.m, a.n, a.k};
+    for (int i = 0; i < 3; ++i)
+      if (extents[i] < 0 || extents[i] > kMaxExtent)
+        return invalid(std::string(names[i]) + " = " + std::to_string(extents[i]) +
+                       " is outside [0, " + std::to_string(kMaxExtent) + "]");
+    const int* sizes = masked ? a.counts : a.offs;
+    const char* sizes_name = masked ? "counts" : "offs";
+    if (sizes == nullptr) return invalid(std::string(sizes_name) + " is a null pointer");
+    if (reinterpret_cast<std::uintptr_t>(sizes) % alignof(int) != 0)
+      return invalid(std::string(sizes_name) + " is not aligned to 4 bytes (int32)");
+    if (reinterpret_cast<std::uintptr_t>(a.status) % alignof(int) != 0)
+      return invalid("status is not aligned to 4 bytes (int32)");
+    // Every group may claim all m rows (bad sizes are clamped, not refused): count its tiles so.
+    const long long items = static_cast<long long>(a.groups) *
+                            ((a.m + Config::kM - 1) / Config::kM + Config::kClusterM - 1) /
+                            Config::kClusterM * ((a.n + Config::kN - 1) / Config::kN);
+    if (items > INT_MAX) return invalid("groups x m x n has more tiles than an int counts");
+    if (a.m == 0 || a.n == 0) return Status::success();  // no element of D
+    Status s = check_output_op(a.output_op, a.m, a.n);
+    if (s && a.k > 0) s = operand("A", a.a, "lda", a.lda, a.k, 16);
+    if (s && a.k > 0)
+      s = operand("B", a.b, "ldb", a.ldb, LayoutB == Layout::kColumnMajor ? a.k : a.n, 16);
+    if (s) s = operand("D", a.d, "ldd", a.ldd, a.n, sizeof(ElementD));
+    if (s && a.k > 0 && a.groups > 1) s = stride("batch_stride_b", a.batch_stride_b, 0, true);
+    if (s && a.k > 0 && masked && a.groups > 1)
+      s = stride("batch_stride_a", a.batch_stride_a, 0, true);
+    if (s && masked && a.groups > 1)  // each group's D spans (m - 1) * ldd + n elements
+      s = stride("batch_stride_d", a.batch_stride_d, (a.m - 1) * a.ldd + a.n, false);
+    return s;
+  }
+
+  //! `check_arguments`, then the device: an sm_90 GPU running `sm_90a` code.
+  static Status can_implement(const Arguments& a) {
+    Status s = check_arguments(a);
+    if (!s) return s;
+    if (!available())
+      return Status::error(Status::Code::kUnsupportedDevice,
+                           "GemmGroupedSm90: the current device does not run the Hopper tier (it "
+                           "needs an sm_90 GPU and a build for sm_90a, CMake architecture 90a)");
+    return Status::success();
+  }
+
+  //! Checks, builds the tensor maps and launches on `stream` (asynchronously; no host read of the
+  //! sizes). Where D has no element (m or n is 0) only the sizes are checked, into `status`.
+  static Status run(const Arguments& a, cudaStream_t stream = nullptr) {
+    Status s = can_implement(a);
+    if (!s) return s;
+    Params p{};
+    s = make_params(p, a);
+    if (!s) return s;
+    return launch(p, a, stream);
+  }
+
+  //! The kernel's parameters (tensor maps included) for arguments that passed `check_arguments`.
+  static Status make_params(Params& p, const Arguments& a) {
+    const bool masked = a.form == GroupedForm::kMasked;
+    p.k = a.k;
+    p.work.form = a.form;
+    p.work.sizes = masked ? a.counts : a.offs;
+    p.work.groups = a.groups;
+    p.work.rows = a.m;
+    p.work.items_n = (a.n + Config::kN - 1) / Config::kN;
+    p.work.k_tiles = Kernel::k_tiles(a.k);
+    p.work.status = a.status;
+    if (a.m == 0 || a.n == 0) return Status::success();
+    int workers = 0;
+    Status s = KernelLauncher<Kernel>::resident_clusters(dim3(Config::kClusterM, 1, 1), &workers,
+                                                         "GemmGroupedSm90");
+    if (s && workers <= 0)
+      s = Status::error(Status::Code::kUnsupportedDevice,
+                        "GemmGroupedSm90: no cluster of this kernel fits on the current device");
+    if (!s) return s;
+    p.work.workers = workers;
+    const int d_batches = masked ? a.groups : 1;
+    s = Epilogue::make_params(
+        p.epilogue,
+        {a.d, nullptr, a.ldd, 0, a.alpha, 0.0f, Layout::kRowMajor, a.m, a.n, a.output_op}, 0,
+        masked ? a.batch_stride_d : 0, d_batches);
+    if (!s || a.k == 0) return renamed(s);  // with K = 0, D = output_op(0) and A, B are not read
+    return renamed(Mainloop::Loader::make_params(p.load, a.a, a.lda, masked ? a.batch_stride_a : 0,
+                                                 a.b, a.ldb, a.batch_stride_b, a.m, a.n, a.k,
+                                                 a.groups));
+  }
+
+  //! Launches the persistent kernel for `p` (every resident cluster: the work is known only on
+  //! the device); where D has no element, only the sizes' check, if `a.status` asks for it.
+  static Status launch(const Params& p, const Arguments& a, cudaStream_t stream) {
+    if (a.m > 0 && a.n > 0)
+      return KernelLauncher<Kernel>::launch(
+          p, {dim3(p.work.workers * Config::kClusterM), dim3(Config::kClusterM, 1, 1)}, stream,
+          "GemmGroupedSm90");
+    if (a.status == nullptr) return Status::success();
+    detail::grouped_sizes_kernel<<<1, 32, 0, stream>>>(p.work);
+    const cudaError_t e = cudaGetLastError();
+    return e == cudaSuccess ? Status::success()
+                            : detail::cuda_error("GemmGroupedSm90", "the sizes' check", e);
+  }
+
+ private:
+  static Status invalid(const std::string& msg) {
+    return Status::error(Status::Code::kInvalidArgument, "GemmGroupedSm90: " + msg);
+  }
+
+  // The loader's and the epilogue's messages, named for this GEMM.
+  static Status renamed(Status s) {
+    return s ? s : Status::error(s.code(), "GemmGroupedSm90: " + s.message());
+  }
+
+  // A matrix of `row_length` elements per line, `ld` apart, at `ptr` aligned to `align` bytes
+  // (TMA's 16 for A and B, the element's for D, which the epilogue writes as it may).
+  template <class T>
+  static Status operand(const char* name, const T* ptr, const char* ld_name, std::int64_t ld,
+                        std::int64_t row_length, std::size_t align) {
+    if (ptr == nullptr) return invalid(std::string(name) + " is a null pointer");
+    if (reinterpret_cast<std::uintptr_t>(ptr) % align != 0)
+      return invalid(std::string(name) + " is not aligned to " + std::to_string(align) + " bytes" +
+                     (align == 16 ? " (TMA reads it)" : ""));
+    if (ld < (row_length > 1 ? row_length : 1))
+      return invalid(std::string(ld_name) + " = " + std::to_string(ld) +
+                     " is smaller than a line of " + name + " (" + std::to_string(row_length) +
+                     " elements)");
+    if (align == 16 && (ld * sizeof(T)) % 16 != 0)
+      return invalid(std::string(ld_name) + " = " + std::to_string(ld) +
+                     " is not a multiple of 16 bytes (TMA reads " + name + ")");
+    return Status::success();
+  }
+
+  // A batch stride of at least `least` elements; of A and B (`tma`) a multiple of 16 bytes.
+  static Status stride(const char* name, std::int64_t value, std::int64_t least, bool tma) {
+    if (value < least)
+      return invalid(std::string(name) + " = " + std::to_string(value) + " is less than " +
+                     std::to_string(least) +
+                     (least > 0 ? " (the groups' D would overlap)" : " (negative)"));
+    if (tma && (value * static_cast<std::int64_t>(sizeof(ElementAB))) % 16 != 0)
+      return invalid(std::string(name) + " = " + std::to_string(value) +
+                     " is not a multiple of 16 bytes (TMA reads it)");
+    return Status::success();
+  }
+};
+
+}  // namespace tilepipe

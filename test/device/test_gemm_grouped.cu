@@ -1,0 +1,595 @@
+// GemmGroupedSm90: grouped GEMM on the Hopper tier with the groups' sizes on the device, in its
+// contiguous (torch._grouped_mm's offs) and masked forms, B [G, N, K] (bf16 -> bf16) and
+// [G, K, N] (f16 -> f32). A and B hold small integers, so every element of D is the exact
+// product rounded once to D's type and is compared bit for bit with a CPU reference in double,
+// group by group. D is poisoned before each run and guarded by bands before and after it: rows
+// outside every group, D's padding and the bands must keep their poison. Sizes that are bad
+// (decreasing, negative, past the end) must be clamped (the kernel touches only A, B and D as
+// given) and reported in the device status word. GemmGrouped.Random draws
+// TILEPIPE_GROUPED_FUZZ_COUNT problems (default: TILEPIPE_FUZZ_COUNT's, at most 1000). Skips on
+// a GPU that is not sm_90 or in a build without 90a.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <tilepipe/gemm/gemm_grouped.cuh>
+
+#include "device_test_util.cuh"
+#include "gemm_test_util.cuh"
+
+namespace {
+
+using tilepipe::GroupedForm;
+using tilepipe::Layout;
+using tptest::DeviceBuffer;
+
+// The two kernels of this program: bf16 with B [G, N, K], and f16 -> f32 with B [G, K, N].
+template <class AB, class D, Layout LB>
+using Grouped = tilepipe::GemmGroupedSm90<AB, D, LB>;
+using Bf16 = Grouped<__nv_bfloat16, __nv_bfloat16, Layout::kColumnMajor>;
+
+bool grouped_available() { return Bf16::available(); }
+
+std::uint64_t env_u64(const char* name, std::uint64_t fallback) {
+  const char* v = std::getenv(name);
+  return v == nullptr || *v == '\0' ? fallback : std::strtoull(v, nullptr, 10);
+}
+
+struct Problem {
+  GroupedForm form = GroupedForm::kContiguous;
+  int m = 0, n = 0, k = 0;              // m: rows of A and D (contiguous) or of each group (masked)
+  std::vector<int> sizes;               // offs or counts, as they are uploaded (possibly bad)
+  int pad_a = 0, pad_b = 0, pad_d = 0;  // extra elements of each line (A's, B's rounded up to 8)
+  float alpha = 1.0f;
+};
+
+std::string describe(const Problem& p) {
+  std::string s = std::string(p.form == GroupedForm::kMasked ? "masked" : "contiguous") + " m " +
+                  std::to_string(p.m) + " n " + std::to_string(p.n) + " k " + std::to_string(p.k) +
+                  " G " + std::to_string(p.sizes.size()) + " pads " + std::to_string(p.pad_a) +
+                  "/" + std::to_string(p.pad_b) + "/" + std::to_string(p.pad_d) + " alpha " +
+                  std::to_string(p.alpha) + " sizes";
+  for (std::size_t g = 0; g < p.sizes.size() && g < 12; ++g) s += " " + std::to_string(p.sizes[g]);
+  return s + (p.sizes.size() > 12 ? " ..." : "");
+}
+
+// Each group's rows after clamping, as the header promises them, and the status to expect:
+// 0, or 1 + the first group whose size is negative, past m, or (contiguous) below the previous.
+struct Rows {
+  int begin, end;
+};
+std::vector<Rows> expected_rows(const Problem& p, int* status) {
+  std::vector<Rows> r;
+  *status = 0;
+  for (std::size_t g = 0; g < p.sizes.size(); ++g) {
+    const int size = p.sizes[g];
+    const int prev = p.form == GroupedForm::kContiguous && g > 0 ? p.sizes[g - 1] : 0;
+    const bool bad = size < 0 || size > p.m || size < prev;
+    if (bad && *status == 0) *status = static_cast<int>(g) + 1;
+    const int begin = std::min(std::max(prev, 0), p.m);
+    r.push_back({begin, std::max(begin, std::min(std::max(size, 0), p.m))});
+  }
+  return r;
+}
+
+// One problem's host data, device buffers and check; the sizes may be replaced between runs.
+template <class AB, class D, Layout LB>
+class GroupedCase {
+ public:
+  using Gemm = Grouped<AB, D, LB>;
+  static constexpr std::size_t kGuard = 256;  // elements of D before and after it
+  static constexpr unsigned char kPoison = 0x7B;
+
+  GroupedCase(const Problem& p, std::uint32_t seed)
+      : p_(p), groups_(static_cast<int>(p.sizes.size())), lda_(line(p.k + p.pad_a)),
+        ldb_(line((LB == Layout::kColumnMajor ? p.k : p.n) + p.pad_b)), ldd_(p.n + p.pad_d),
+        masked_(p.form == GroupedForm::kMasked), stride_a_(masked_ ? std::int64_t(p.m) * lda_ : 0),
+        stride_b_((LB == Layout::kColumnMajor ? p.n : p.k) * ldb_),
+        stride_d_(masked_ ? std::int64_t(p.m) * ldd_ : 0),
+        d_elems_(static_cast<std::size_t>(masked_ ? groups_ * stride_d_ : p.m * ldd_)),
+        a_(std::max<std::size_t>(1, (masked_ ? groups_ * stride_a_ : p.m * lda_))),
+        b_(std::max<std::size_t>(1, groups_ * stride_b_)), d_(d_elems_ + 2 * kGuard),
+        sizes_(groups_), status_(1) {
+    std::mt19937 rng(seed);
+    std::uniform_int_distribution<int> small(-3, 3);
+    // Values in the pads would spoil D if read.
+    ha_.assign(a_.size(), tptest::from_float_host<AB>(64.0f));
+    hb_.assign(b_.size(), tptest::from_float_host<AB>(64.0f));
+    for (std::size_t i = 0; i < ha_.size(); ++i)
+      if (static_cast<std::int64_t>(i % lda_) < p.k)
+        ha_[i] = tptest::from_float_host<AB>(static_cast<float>(small(rng)));
+    const std::int64_t b_line = LB == Layout::kColumnMajor ? p.k : p.n;
+    for (std::size_t i = 0; i < hb_.size(); ++i)
+      if (static_cast<std::int64_t>(i % ldb_) < b_line)
+        hb_[i] = tptest::from_float_host<AB>(static_cast<float>(small(rng)));
+    ok_ = a_.ok() && b_.ok() && d_.ok() && sizes_.ok() && status_.ok() &&
+          a_.upload(ha_) == cudaSuccess && b_.upload(hb_) == cudaSuccess &&
+          set_sizes(p.sizes) == cudaSuccess;
+  }
+
+  // A leading dimension of A or B: `elements` rounded up to TMA's 16 bytes (8 elements).
+  static std::int64_t line(int elements) { return std::max(8, (elements + 7) / 8 * 8); }
+
+  bool ok() const { return ok_; }
+  const Problem& problem() const { return p_; }
+
+  // New sizes in the same device array (a CUDA graph's replays read them there).
+  cudaError_t set_sizes(const std::vector<int>& sizes) {
+    p_.sizes = sizes;
+    return sizes_.upload(sizes);
+  }
+
+  typename Gemm::Arguments args() const {
+    typename Gemm::Arguments a;
+    a.form = p_.form;
+    a.groups = groups_;
+    a.m = p_.m, a.n = p_.n, a.k = p_.k;
+    (masked_ ? a.counts : a.offs) = sizes_.get();
+    a.a = a_.get(), a.lda = lda_, a.batch_stride_a = stride_a_;
+    a.b = b_.get(), a.ldb = ldb_, a.batch_stride_b = stride_b_;
+    a.d = d_.get() + kGuard, a.ldd = ldd_, a.batch_stride_d = stride_d_;
+    a.alpha = p_.alpha;
+    a.status = status_.get();
+    return a;
+  }
+
+  cudaError_t poison() {
+    cudaError_t e = d_.poison(kPoison);
+    return e == cudaSuccess ? status_.poison(kPoison) : e;
+  }
+
+  // Checks D, the guard bands and the status after a run; false (after ADD_FAILURE) on any error.
+  bool check() const {
+    const std::string what = describe(p_);
+    std::vector<D> out;
+    std::vector<int> status;
+    if (d_.download(out) != cudaSuccess || status_.download(status) != cudaSuccess) {
+      ADD_FAILURE() << what << ": reading D back failed";
+      return false;
+    }
+    int want_status = 0;
+    const std::vector<Rows> rows = expected_rows(p_, &want_status);
+    bool good = true;
+    if (status[0] != want_status) {
+      ADD_FAILURE() << what << ": status " << status[0] << ", expected " << want_status;
+      good = false;
+    }
+    unsigned char poison[sizeof(D)];
+    std::memset(poison, kPoison, sizeof(D));
+    const auto untouched = [&](D x) { return std::memcmp(&x, poison, sizeof(D)) == 0; };
+    for (std::size_t i = 0; i < kGuard; ++i)
+      if (!untouched(out[i]) || !untouched(out[kGuard + d_elems_ + i])) {
+        ADD_FAILURE() << what << ": a guard band around D was written";
+        return false;
+      }
+    // Every element of D: outside the groups' rows (or in the padding) still poisoned; inside,
+    // the product of one group whose rows hold it (bad sizes may make groups overlap).
+    std::mutex mutex;
+    int bad = 0;
+    const int lines = masked_ ? groups_ * p_.m : p_.m;
+    const auto check_lines = [&](int l0, int l1) {
+      std::vector<int> candidates;
+      for (int l = l0; l < l1; ++l) {
+        const int batch = masked_ ? l / p_.m : 0, row = masked_ ? l % p_.m : l;
+        candidates.clear();
+        for (int g = 0; g < groups_; ++g)
+          if ((!masked_ || g == batch) && row >= rows[g].begin && row < rows[g].end)
+            candidates.push_back(g);
+        for (int j = 0; j < ldd_; ++j) {
+          const std::size_t at = kGuard + batch * stride_d_ + std::size_t(row) * ldd_ + j;
+          const D got = out[at];
+          bool right = false;
+          double want = 0.0;
+          if (j >= p_.n || candidates.empty()) {
+            right = untouched(got);
+          } else {
+            for (int g : candidates) {
+              want = reference(g, batch, row, j);
+              const D w = tptest::from_float_host<D>(static_cast<float>(want));
+              if (std::memcmp(&w, &got, sizeof(D)) == 0) right = true;
+            }
+          }
+          if (!right) {
+            std::lock_guard<std::mutex> lock(mutex);
+            if (bad++ < 5)
+              ADD_FAILURE() << what << ": D[" << batch << "](" << row << ", " << j
+                            << ") = " << tptest::to_float_host(got) << ", expected "
+                            << (j >= p_.n || candidates.empty() ? std::string("untouched")
+                                                                : std::to_string(want));
+          }
+        }
+      }
+    };
+    const int threads = std::max(1, std::min<int>(16, std::thread::hardware_concurrency()));
+    std::vector<std::thread> pool;
+    const int per = (lines + threads - 1) / threads;
+    for (int t = 0; t < threads; ++t)
+      pool.emplace_back(check_lines, std::min(lines, t * per), std::min(lines, (t + 1) * per));
+    for (auto& t : pool) t.join();
+    return good && bad == 0;
+  }
+
+ private:
+  // alpha * (row `row` of batch `batch`'s A) . (column j of group g's B), exactly.
+  double reference(int g, int batch, int row, int j) const {
+    const std::size_t a0 = batch * stride_a_ + std::size_t(row) * lda_;
+    const std::size_t b0 = g * stride_b_;
+    double sum = 0.0;
+    for (int c = 0; c < p_.k; ++c) {
+      const std::size_t bi = LB == Layout::kColumnMajor ? b0 + std::size_t(j) * ldb_ + c
+                                                        : b0 + std::size_t(c) * ldb_ + j;
+      sum += double(tptest::to_float_host(ha_[a0 + c])) * tptest::to_float_host(hb_[bi]);
+    }
+    return p_.alpha * sum;
+  }
+
+  Problem p_;
+  int groups_;
+  std::int64_t lda_, ldb_, ldd_;
+  bool masked_;
+  std::int64_t stride_a_, stride_b_, stride_d_;
+  std::size_t d_elems_;
+  DeviceBuffer<AB> a_, b_;
+  DeviceBuffer<D> d_;
+  DeviceBuffer<int> sizes_, status_;
+  std::vector<AB> ha_, hb_;
+  bool ok_ = false;
+};
+
+// Runs one problem (poisoned D, one launch) and checks it.
+template <class AB, class D, Layout LB>
+bool run_problem(const Problem& p, std::uint32_t seed) {
+  GroupedCase<AB, D, LB> c(p, seed);
+  if (!c.ok() || c.poison() != cudaSuccess) {
+    ADD_FAILURE() << describe(p) << ": allocating or filling the buffers failed";
+    return false;
+  }
+  const tilepipe::Status s = Grouped<AB, D, LB>::run(c.args());
+  if (!s) {
+    ADD_FAILURE() << describe(p) << ": run failed: " << s.message();
+    return false;
+  }
+  const cudaError_t e = tptest::synchronize_within(60.0, describe(p).c_str());
+  if (e != cudaSuccess) {
+    ADD_FAILURE() << describe(p) << ": " << cudaGetErrorString(e);
+    return false;
+  }
+  return c.check();
+}
+
+// Contiguous offsets from group sizes.
+std::vector<int> offsets(const std::vector<int>& rows) {
+  std::vector<int> offs;
+  int end = 0;
+  for (int r : rows) offs.push_back(end += r);
+  return offs;
+}
+
+Problem contiguous(int n, int k, const std::vector<int>& rows, int spare_rows = 0) {
+  Problem p;
+  p.sizes = offsets(rows);
+  p.m = (p.sizes.empty() ? 0 : p.sizes.back()) + spare_rows;
+  p.n = n, p.k = k;
+  return p;
+}
+
+Problem masked(int m, int n, int k, const std::vector<int>& counts) {
+  Problem p;
+  p.form = GroupedForm::kMasked;
+  p.m = m, p.n = n, p.k = k, p.sizes = counts;
+  return p;
+}
+
+// Empty groups, one-row groups, groups of whole and partial tiles, very unbalanced groups, rows
+// of A past the last group (never written), N and K off the tile, and an odd ldd (every tile
+// written from the registers).
+TEST(GemmGrouped, ContiguousBf16) {
+  TP_REQUIRE_HOPPER_TIER(grouped_available());
+  std::vector<Problem> ps = {
+      contiguous(256, 128, {300}),
+      contiguous(512, 256, {128, 128, 128, 128}),
+      contiguous(384, 192, {0, 1, 0, 129, 1, 64, 0, 0, 65, 1}, 37),
+      contiguous(200, 100, {1000, 1, 3, 0, 7}),
+      contiguous(520, 72, {5, 2, 700, 63}),
+      contiguous(256, 2048, {130, 0, 126}),
+  };
+  ps[3].pad_b = 8;  // K = 100: lda 104 (rounded up to TMA's 16 bytes), ldb 112
+  ps[4].pad_d = 3;  // ldd 523: D not 16-byte aligned
+  ps[5].alpha = 0.5f;
+  ps[2].pad_b = 8, ps[2].pad_d = 8;
+  std::uint32_t seed = 1;
+  for (const Problem& p : ps)
+    EXPECT_TRUE((run_problem<__nv_bfloat16, __nv_bfloat16, Layout::kColumnMajor>(p, seed++)));
+}
+
+TEST(GemmGrouped, OneAnd256Groups) {
+  TP_REQUIRE_HOPPER_TIER(grouped_available());
+  EXPECT_TRUE((
+      run_problem<__nv_bfloat16, __nv_bfloat16, Layout::kColumnMajor>(contiguous(64, 64, {1}), 3)));
+  std::mt19937 rng(11);
+  std::vector<int> rows(256);
+  for (int& r : rows) r = rng() % 4 == 0 ? 0 : static_cast<int>(rng() % 150);
+  EXPECT_TRUE((run_problem<__nv_bfloat16, __nv_bfloat16, Layout::kColumnMajor>(
+      contiguous(320, 128, rows), 4)));
+  std::vector<int> counts(256);
+  for (int& c : counts) c = static_cast<int>(rng() % 70);
+  EXPECT_TRUE((run_problem<__nv_bfloat16, __nv_bfloat16, Layout::kColumnMajor>(
+      masked(64, 256, 64, counts), 5)));
+}
+
+TEST(GemmGrouped, MaskedBf16) {
+  TP_REQUIRE_HOPPER_TIER(grouped_available());
+  std::vector<Problem> ps = {
+      masked(256, 256, 128, {256, 0, 1, 129}),
+      masked(200, 130, 64, {200, 199, 64, 65, 0}),
+      masked(1, 8, 8, {1, 0, 1}),
+  };
+  ps[1].pad_d = 5;
+  std::uint32_t seed = 20;
+  for (const Problem& p : ps)
+    EXPECT_TRUE((run_problem<__nv_bfloat16, __nv_bfloat16, Layout::kColumnMajor>(p, seed++)));
+}
+
+// f16 in, f32 out, B [G, K, N] (N contiguous), both forms.
+TEST(GemmGrouped, F16ToF32WithKNLayout) {
+  TP_REQUIRE_HOPPER_TIER(grouped_available());
+  std::vector<Problem> ps = {
+      contiguous(256, 128, {100, 0, 300, 1}),
+      contiguous(136, 520, {7, 129}, 5),
+      masked(150, 264, 64, {150, 3, 0}),
+  };
+  ps[1].pad_b = 8;
+  std::uint32_t seed = 30;
+  for (const Problem& p : ps)
+    EXPECT_TRUE((run_problem<__half, float, Layout::kRowMajor>(p, seed++)));
+}
+
+// Bad sizes: clamped into A and D (nothing outside is written), reported in the status word.
+TEST(GemmGrouped, BadSizesClampedAndReported) {
+  TP_REQUIRE_HOPPER_TIER(grouped_available());
+  const auto bad = [](GroupedForm form, int m, std::vector<int> sizes) {
+    Problem p;
+    p.form = form, p.m = m, p.n = 192, p.k = 64, p.sizes = std::move(sizes);
+    return p;
+  };
+  const Problem ps[] = {
+      bad(GroupedForm::kContiguous, 300, {100, 50, 200, 300}),     // decreasing
+      bad(GroupedForm::kContiguous, 300, {100, 400, 500}),         // past the end
+      bad(GroupedForm::kContiguous, 300, {-5, 120, 90, -1}),       // negative
+      bad(GroupedForm::kContiguous, 300, {0, 0, 300, INT32_MAX}),  // the largest int
+      bad(GroupedForm::kMasked, 130, {-3, 131, 64, 1 << 30}),
+  };
+  std::uint32_t seed = 40;
+  for (const Problem& p : ps)
+    EXPECT_TRUE((run_problem<__nv_bfloat16, __nv_bfloat16, Layout::kColumnMajor>(p, seed++)));
+}
+
+// K = 0 (D = 0 in the groups' rows), and D without elements: only the status is written.
+TEST(GemmGrouped, DegenerateExtents) {
+  TP_REQUIRE_HOPPER_TIER(grouped_available());
+  Problem p = contiguous(64, 0, {5, 0, 70});
+  p.pad_a = 8, p.pad_b = 8;
+  EXPECT_TRUE((run_problem<__nv_bfloat16, __nv_bfloat16, Layout::kColumnMajor>(p, 50)));
+  for (const std::vector<int>& offs : {std::vector<int>{0, 0}, std::vector<int>{0, 5}}) {
+    Problem e = contiguous(64, 64, {0, 0});
+    e.sizes = offs;  // m = 0: A and D have no rows
+    EXPECT_TRUE((run_problem<__nv_bfloat16, __nv_bfloat16, Layout::kColumnMajor>(e, 51)));
+  }
+}
+
+// One capture, replayed with other sizes written into the same device array between replays.
+TEST(GemmGrouped, GraphReplayWithNewSizes) {
+  TP_REQUIRE_HOPPER_TIER(grouped_available());
+  GroupedCase<__nv_bfloat16, __nv_bfloat16, Layout::kColumnMajor> c(
+      contiguous(256, 128, {100, 200, 0, 212}), 60);
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE(Bf16::run(c.args()));  // the first call asks the device; the capture only launches
+  TP_CUDA_ASSERT(cudaDeviceSynchronize());
+  cudaStream_t stream;
+  TP_CUDA_ASSERT(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  TP_CUDA_ASSERT(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  const tilepipe::Status captured = Bf16::run(c.args(), stream);
+  TP_CUDA_ASSERT(cudaStreamEndCapture(stream, &graph));
+  ASSERT_TRUE(captured) << captured.message();
+  TP_CUDA_ASSERT(cudaGraphInstantiate(&exec, graph, 0));
+  const std::vector<int> replays[] = {{100, 300, 300, 512},
+                                      {0, 0, 512, 512},
+                                      {1, 2, 3, 4},
+                                      {512, 10, 600, 512},
+                                      {7, 400, 401, 511}};
+  for (const std::vector<int>& offs : replays) {
+    ASSERT_EQ(c.set_sizes(offs), cudaSuccess);
+    ASSERT_EQ(c.poison(), cudaSuccess);
+    TP_CUDA_ASSERT(cudaGraphLaunch(exec, stream));
+    TP_CUDA_ASSERT(cudaStreamSynchronize(stream));
+    EXPECT_TRUE(c.check()) << "replay with offs " << describe(c.problem());
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(stream);
+}
+
+// The README's call: a mixture-of-experts layer's contiguous form, as torch._grouped_mm takes it.
+TEST(GemmGrouped, ContiguousCallAsInReadme) {
+  TP_REQUIRE_HOPPER_TIER(grouped_available());
+  const int experts = 3, n = 256, k = 128;
+  const std::vector<int> host_offs = {40, 40, 300};  // expert 1 got no tokens
+  const int tokens = host_offs.back();
+  GroupedCase<__nv_bfloat16, __nv_bfloat16, Layout::kColumnMajor> c(contiguous(n, k, {40, 0, 260}),
+                                                                    70);
+  ASSERT_TRUE(c.ok());
+  ASSERT_EQ(c.poison(), cudaSuccess);
+  const auto given = c.args();
+  const __nv_bfloat16* x = given.a;  // [tokens, k]
+  const __nv_bfloat16* w = given.b;  // [experts, n, k]
+  __nv_bfloat16* y = given.d;        // [tokens, n]
+  const int* offs = given.offs;      // on the device
+  int* status = given.status;
+  cudaStream_t stream = nullptr;
+
+  // [readme:grouped_contiguous]
+  using Gemm = tilepipe::GemmGroupedSm90<__nv_bfloat16, __nv_bfloat16>;
+  Gemm::Arguments args;
+  args.form = tilepipe::GroupedForm::kContiguous;
+  args.groups = experts;
+  args.m = tokens, args.n = n, args.k = k;
+  args.offs = offs;          // expert g's rows: offs[g-1] .. offs[g] (int32, on the device)
+  args.a = x, args.lda = k;  // [tokens, k], row-major
+  args.b = w, args.ldb = k, args.batch_stride_b = std::int64_t(n) * k;  // [experts, n, k]
+  args.d = y, args.ldd = n;                                             // [tokens, n], row-major
+  args.status = status;  // optional: 0, or 1 + the first expert whose offset was bad
+  const tilepipe::Status st = Gemm::run(args, stream);  // one launch, no host synchronisation
+  // [readme:grouped_contiguous]
+
+  ASSERT_TRUE(st) << st.message();
+  ASSERT_EQ(host_offs, c.problem().sizes);
+  TP_CUDA_ASSERT_LAUNCH();
+  EXPECT_TRUE(c.check());
+}
+
+// Bad arguments are refused with a message naming them; nothing is launched.
+TEST(GemmGrouped, RefusesBadArguments) {
+  DeviceBuffer<__nv_bfloat16> a(256 * 64), b(4 * 128 * 64), d(256 * 128);
+  DeviceBuffer<int> sizes(4);
+  auto good = [&] {
+    Bf16::Arguments g;
+    g.groups = 4, g.m = 256, g.n = 128, g.k = 64;
+    g.offs = sizes.get();
+    g.a = a.get(), g.lda = 64;
+    g.b = b.get(), g.ldb = 64, g.batch_stride_b = 128 * 64;
+    g.d = d.get(), g.ldd = 128;
+    return g;
+  };
+  ASSERT_TRUE(Bf16::check_arguments(good())) << Bf16::check_arguments(good()).message();
+  auto refused = [&](Bf16::Arguments g, const char* name) {
+    const tilepipe::Status st = Bf16::check_arguments(g);
+    EXPECT_FALSE(st) << name;
+    EXPECT_NE(st.message().find(name), std::string::npos) << st.message();
+  };
+  auto g = good();
+  g.groups = 0;
+  refused(g, "groups");
+  g.groups = Bf16::kMaxGroups + 1;
+  refused(g, "groups");
+  g = good();
+  g.offs = nullptr;
+  refused(g, "offs");
+  g = good();
+  g.form = GroupedForm::kMasked;  // counts are not set
+  refused(g, "counts");
+  g = good();
+  g.a = nullptr;
+  refused(g, "A is a null");
+  g = good();
+  g.b = b.get() + 4;
+  refused(g, "B is not aligned");
+  g = good();
+  g.d = nullptr;
+  refused(g, "D is a null");
+  g = good();
+  g.lda = 60;
+  refused(g, "lda");
+  g = good();
+  g.k = 60, g.lda = 60, g.ldb = 60;  // 120-byte lines: TMA needs strides of 16 bytes
+  refused(g, "lda");
+  g = good();
+  g.ldb = 68;
+  refused(g, "ldb");
+  g = good();
+  g.ldd = 100;
+  refused(g, "ldd");
+  g = good();
+  g.batch_stride_b = 4;
+  refused(g, "batch_stride_b");
+  g = good();
+  g.n = -1;
+  refused(g, "n");
+  g = good();
+  g.status = reinterpret_cast<int*>(reinterpret_cast<char*>(sizes.get()) + 2);
+  refused(g, "status");
+  g = good();
+  g.form = GroupedForm::kMasked, g.counts = sizes.get(), g.m = 64;
+  g.batch_stride_a = 64 * 64, g.batch_stride_d = 63 * 128;  // the groups' D would overlap
+  refused(g, "batch_stride_d");
+}
+
+// The randomized test: TILEPIPE_GROUPED_FUZZ_COUNT problems (default: TILEPIPE_FUZZ_COUNT, at
+// most 1000; extents up to TILEPIPE_FUZZ_MAX_DIM, at most 700), each a random form, type, group
+// count (1 to 256, at times one of them), sizes (empty, one-row, unbalanced groups, at times bad
+// ones), N, K (a multiple of 8), pads and alpha.
+TEST(GemmGrouped, Random) {
+  TP_REQUIRE_HOPPER_TIER(grouped_available());
+  // The GPU check's TILEPIPE_FUZZ_COUNT (3600) gives 1000; its sanitizer steps' (60) give 60.
+  const std::uint64_t count =
+      env_u64("TILEPIPE_GROUPED_FUZZ_COUNT",
+              std::min<std::uint64_t>(env_u64("TILEPIPE_FUZZ_COUNT", 1000), 1000));
+  const int max_dim =
+      static_cast<int>(std::min<std::uint64_t>(env_u64("TILEPIPE_FUZZ_MAX_DIM", 700), 700));
+  const std::uint64_t seed0 = env_u64("TILEPIPE_FUZZ_SEED", 20261127);
+  std::mt19937_64 rng(seed0);
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<std::uint64_t>(n)); };
+  int failures = 0, masked_count = 0, f16 = 0, bad_sizes = 0, groups_total = 0;
+  std::uint64_t done = 0;
+  for (; done < count && failures < 5; ++done) {
+    Problem p;
+    const int shape = pick(8);
+    const int groups = shape == 0 ? 1 : shape == 1 ? 1 + pick(256) : 1 + pick(16);
+    // Rows per group: mostly small, some empty, some one row, now and then a big one.
+    const int cap = std::max(1, 2 * max_dim / groups);
+    std::vector<int> rows(groups);
+    for (int& r : rows) {
+      const int kind = pick(6);
+      r = kind == 0 ? 0 : kind == 1 ? 1 : kind == 2 ? pick(cap + 1) : std::min(cap, 1 + pick(129));
+    }
+    if (pick(5) == 0) rows[pick(groups)] = std::min(2 * max_dim, 64 * (1 + pick(max_dim / 64 + 1)));
+    p.n = pick(3) == 0 ? 8 * (1 + pick(max_dim / 8)) : 1 + pick(max_dim);
+    p.k = 8 * pick(65);  // 0 .. 512
+    p.pad_a = 8 * pick(2), p.pad_b = 8 * pick(2), p.pad_d = pick(3) == 0 ? 1 + pick(9) : 0;
+    p.alpha = pick(4) == 0 ? 0.5f : 1.0f;
+    if (pick(3) == 0) {
+      p.form = GroupedForm::kMasked;
+      p.m = 1 + pick(std::max(1, cap));
+      p.sizes = rows;
+      for (int& c : p.sizes) c = std::min(c, p.m);
+      ++masked_count;
+    } else {
+      p.sizes = offsets(rows);
+      p.m = p.sizes.back() + (pick(4) == 0 ? pick(70) : 0);
+    }
+    if (pick(10) == 0) {  // a bad size: negative, past the end, or (contiguous) decreasing
+      const int g = pick(groups), how = pick(3);
+      p.sizes[g] = how == 0 ? -1 - pick(100) : how == 1 ? p.m + 1 + pick(100) : p.sizes[g] / 2 - 1;
+      ++bad_sizes;
+    }
+    if (p.m == 0 && p.sizes.back() == 0) p.m = 1;  // keep most problems non-empty
+    groups_total += groups;
+    const auto seed = static_cast<std::uint32_t>(rng());
+    bool ok;
+    if (pick(3) == 0) {
+      ++f16;
+      ok = run_problem<__half, float, Layout::kRowMajor>(p, seed);
+    } else {
+      ok = run_problem<__nv_bfloat16, __nv_bfloat16, Layout::kColumnMajor>(p, seed);
+    }
+    failures += !ok;
+  }
+  std::printf(
+      "[grouped-fuzz] %llu problems (%d masked, %d f16 -> f32 with B [G, K, N]; %d with a bad "
+      "size; %d groups in all), %d failures (seed %llu)\n",
+      static_cast<unsigned long long>(done), masked_count, f16, bad_sizes, groups_total, failures,
+      static_cast<unsigned long long>(seed0));
+  EXPECT_EQ(failures, 0);
+}
+
+}  // namespace
