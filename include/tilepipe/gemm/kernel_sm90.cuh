@@ -80,6 +80,9 @@ struct GemmKernelSm90 {
   //! Named barriers: 0 is `__syncthreads`, 1 + c consumer c's epilogue and fix-up,
   //! `kOrderBarrier + c` says that ping-pong consumer c may start its next tile's mainloop.
   static constexpr int kOrderBarrier = 1 + Mainloop::kConsumers;
+  //! Two cooperative consumers that fold k-blocks take turns at each unit's first k-tile on this
+  //! barrier (WarpSpecializedMainloop::consume's `stagger_barrier`; the ping-pong ones' is free).
+  static constexpr int kStaggerBarrier = Tile::kConsumersPerTile == 2 ? kOrderBarrier : -1;
 
   //! The scheduler's table (grouped only), the mainloop's ring, then each consumer warpgroup's
   //! epilogue buffers.
@@ -216,7 +219,8 @@ struct GemmKernelSm90 {
             mainloop.consume(
                 acc, state, consumer, k_tiles_of(u), [&] { epilogue.drain(p.epilogue); },
                 KBlockOp(p.k_block, m0_of(u, rank) + 64 * consumer, n0_of(u), batch_of(u),
-                         u.k_begin));
+                         u.k_begin),
+                kStaggerBarrier);
           } else {
             mainloop.consume(acc, state, consumer, k_tiles_of(work.unit(worker, j)),
                              [&] { epilogue.drain(p.epilogue); });

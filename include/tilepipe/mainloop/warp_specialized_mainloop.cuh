@@ -174,9 +174,16 @@ class WarpSpecializedMainloop {
   //! `void prefetch(int kt)`, it is called for `kt = 0, 1, ...` before waiting for k-tile `kt`'s
   //! slot: loads it starts there (the scales) overlap the wait and the wgmmas. `while_in_flight`
   //! is called as `consume` calls it (once the first k-tile's wgmmas are issued).
+  //!
+  //! `stagger_barrier` >= 0 (two cooperative consumers, `rows` 0 and 1, both calling with it):
+  //! consumer 1 issues its first k-tile's wgmmas only once consumer 0's have completed (named
+  //! barrier `stagger_barrier`, 256 threads). Otherwise both wait for the same slots, issue
+  //! together and fold together, and the tensor cores idle through every fold; half a k-tile
+  //! apart, each folds while the other's wgmmas run (+2-20% on an H200, performance log 44).
   template <class Hook, class OnKBlock>
   TILEPIPE_DEVICE void consume(Accumulators& acc, State& state, int rows, int k_tiles,
-                               Hook&& while_in_flight, OnKBlock&& on_k_block) {
+                               Hook&& while_in_flight, OnKBlock&& on_k_block,
+                               int stagger_barrier = -1) {
     acc.clear();
     if (k_tiles <= 0) {
       while_in_flight();
@@ -190,11 +197,15 @@ class WarpSpecializedMainloop {
       ring_.consumer_wait(state);
       const int traced = traced_.next();
       trace::record(trace::Event::kWaitDone, traced);
+      if (kt == 0 && rows == 1 && stagger_barrier >= 0)
+        arch::named_barrier_sync(stagger_barrier, 256);
       Mma::issue(partial, s_.a[state.index()] + a_offset, s_.b[state.index()],
                  /*accumulate=*/false);
       if (kt == 0) while_in_flight();
       arch::wgmma_wait_group<0>();
       arch::wgmma_fence_operands(partial.x);
+      if (kt == 0 && rows == 0 && stagger_barrier >= 0)
+        arch::named_barrier_arrive(stagger_barrier, 256);
       trace::record(trace::Event::kMmaDone, traced);
       if (releases) ring_.consumer_release(state);
       state.advance();
