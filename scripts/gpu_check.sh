@@ -20,10 +20,11 @@
 #
 # The `torch` step installs the PyTorch package (python/, `pip install --no-build-isolation`, into
 # build/torch-site) and runs its pytest (against torch in float64, opcheck, torch.compile, CUDA
-# graphs); `torch-bench` runs its benchmark (python/bench/bench_ops.py) against torch, and
-# `torch-bench-fp8` the FP8 one (python/bench/bench_fp8.py) against torch._scaled_mm. Where
-# python3 does not import torch and pytest, they pass and say so. Where only these are
-# selected (TILEPIPE_GPU_CHECK_ONLY='torch'), the CMake build is skipped.
+# graphs); `torch-bench` runs its benchmark (python/bench/bench_ops.py) against torch,
+# `torch-bench-fp8` the FP8 one (python/bench/bench_fp8.py) against torch._scaled_mm, and
+# `torch-bench-grouped` the grouped one (python/bench/bench_grouped.py) against
+# torch._grouped_mm. Where python3 does not import torch and pytest, they pass and say so. Where
+# only these are selected (TILEPIPE_GPU_CHECK_ONLY='torch'), the CMake build is skipped.
 #
 # Environment: JOBS (default: all cores), TILEPIPE_ALLOW_SKIPPED (default 0),
 # TILEPIPE_FUZZ_COUNT (the randomized test's problems, default 3600 here),
@@ -316,6 +317,20 @@ step_torch_bench_fp8() {
   return "${status}"
 }
 
+# step_torch_bench_grouped: tilepipe.grouped_mm against torch._grouped_mm, a loop of torch.mm and
+# tilepipe's dense GEMM (torch-bench-grouped.log and .json); the detail is its summary lines.
+step_torch_bench_grouped() {
+  local status=0
+  install_package || { status=$?; [[ ${status} -eq 2 ]] && return 0; return "${status}"; }
+  logged torch-bench-grouped.log env PYTHONPATH="${TORCH_SITE}" "${PYTHON}" \
+    python/bench/bench_grouped.py --json "${LOGDIR}/torch-bench-grouped.json" || status=$?
+  STEP_DETAIL=$(grep -E '^summary: ' "${LOGDIR}/torch-bench-grouped.log" | sed 's/^summary: //' |
+    paste -sd ';' -)
+  [[ -n ${STEP_DETAIL} ]] ||
+    STEP_DETAIL="bench_grouped.py exited with ${status}; see torch-bench-grouped.log"
+  return "${status}"
+}
+
 # step_bench: the benchmark (bench/gemm_bench, TILEPIPE_BENCH_ARGS added to its command line),
 # its JSON (bench.json) and, where matplotlib imports, the f16 TN plot (bench-f16-tn.png). Its
 # detail is GemmAuto's summary line; the tables are in bench.log.
@@ -407,6 +422,7 @@ main() {
   selected torch step_torch
   selected torch-bench step_torch_bench
   selected torch-bench-fp8 step_torch_bench_fp8
+  selected torch-bench-grouped step_torch_bench_grouped
   selected bench step_bench
   print_summary
 }

@@ -1,7 +1,8 @@
 #pragma once
-// The problem that the operators (ops.cpp, built by the host compiler with the torch headers) hand
-// to the GEMM (gemm.cu and the generated gemm_<ab>_<d>_<layouts>.cu, built by nvcc without them):
-// plain pointers, extents and strides, so that neither side needs the other's headers.
+// The problems that the operators (ops.cpp and the other *_op.cpp files, built by the host
+// compiler with the torch headers) hand to the GEMMs (gemm.cu, scaled_mm.cu, grouped_mm.cu and
+// the generated instances, built by nvcc without them): plain pointers, extents and strides, so
+// that neither side needs the other's headers.
 
 #include <cuda_runtime_api.h>
 
@@ -77,6 +78,30 @@ tilepipe::Status run_scaled_mm(const ScaledMmProblem& p, cudaStream_t stream);
 
 //! The bytes of workspace `run_scaled_mm(p)` needs on the current device.
 std::size_t scaled_mm_workspace_size(const ScaledMmProblem& p);
+
+//! G products D_g = A_g B_g of one N and K whose row counts are on the device
+//! (tilepipe::GemmGroupedSm90): A and D row-major, the groups' rows one after the other (group g
+//! ends at row `sizes[g]`) or, `masked`, a block of `m` rows per group (group g's first
+//! `sizes[g]` valid); B `[G, N, K]` (`layout_b` kColumnMajor) or `[G, K, N]` (kRowMajor).
+//! Leading dimensions and strides in elements.
+struct GroupedMmProblem {
+  DType ab = DType::kBF16;  //!< A and B: kBF16 or kF16
+  DType d = DType::kBF16;   //!< D: A's type, or kF32 with kBF16
+  bool masked = false;
+  tilepipe::Layout layout_b = tilepipe::Layout::kColumnMajor;
+  int groups = 0, m = 0, n = 0, k = 0;  //!< m: A's rows (contiguous) or each group's (masked)
+  const int* sizes = nullptr;           //!< G int32 on the device: end rows or row counts
+  const void* a = nullptr;
+  std::int64_t lda = 0, batch_stride_a = 0;
+  const void* b = nullptr;
+  std::int64_t ldb = 0, batch_stride_b = 0;
+  void* d_data = nullptr;
+  std::int64_t ldd = 0, batch_stride_d = 0;
+};
+
+//! Runs `p` on `stream` in one launch, with no host read of the sizes (sizes out of range are
+//! clamped into A's and D's rows, as GemmGroupedSm90 does).
+tilepipe::Status run_grouped_mm(const GroupedMmProblem& p, cudaStream_t stream);
 
 //! tilepipe::hopper_tier_available: an sm_90 GPU running this extension's sm_90a code.
 bool hopper_tier_available(int device);

@@ -4,18 +4,20 @@
     d = tilepipe.gemm(a, b, bias, activation="relu")      # relu(a @ b + bias)
     y = tilepipe.linear(x, weight, bias, activation="gelu")  # gelu(F.linear(x, weight, bias))
     d = tilepipe.scaled_mm(a8, w8.t(), scale_a, scale_b)  # FP8, as torch._scaled_mm
+    y = tilepipe.grouped_mm(x, w.transpose(-2, -1), offs)  # experts, as torch._grouped_mm
 
 Importing the package loads tilepipe._C, which registers torch.ops.tilepipe.gemm (CUDA and autograd
-kernels) and torch.ops.tilepipe.scaled_mm (CUDA kernel), and tilepipe._ops, which gives them fake
-implementations for torch.compile.
+kernels), torch.ops.tilepipe.scaled_mm, grouped_mm and grouped_mm_masked (CUDA kernels), and
+tilepipe._ops, which gives them fake implementations for torch.compile.
 """
 
 import torch
 
 from . import _C, _ops  # noqa: F401  (registration)
-from ._ops import ACTIVATIONS, gemm, linear, scaled_mm
+from ._ops import ACTIVATIONS, gemm, grouped_mm, grouped_mm_masked, linear, scaled_mm
 
-__all__ = ["ACTIVATIONS", "gemm", "linear", "scaled_mm", "hopper_tier_available"]
+__all__ = ["ACTIVATIONS", "gemm", "grouped_mm", "grouped_mm_masked", "linear", "scaled_mm",
+           "hopper_tier_available"]
 
 
 def hopper_tier_available(device=None):

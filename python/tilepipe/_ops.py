@@ -1,5 +1,5 @@
-"""The Python side of torch.ops.tilepipe.gemm and torch.ops.tilepipe.scaled_mm: their fake
-implementations (shapes, dtypes and strides of the result, for torch.compile and other tracing)
+"""The Python side of torch.ops.tilepipe.gemm, scaled_mm, grouped_mm and grouped_mm_masked: their
+fake implementations (shapes, dtypes and strides of the result, for torch.compile and other tracing)
 and the functions the package exports."""
 
 import torch
@@ -8,6 +8,8 @@ ACTIVATIONS = ("none", "relu", "gelu", "gelu_tanh", "silu")
 
 _gemm = torch.ops.tilepipe.gemm.default
 _scaled_mm = torch.ops.tilepipe.scaled_mm.default
+_grouped_mm = torch.ops.tilepipe.grouped_mm.default
+_grouped_mm_masked = torch.ops.tilepipe.grouped_mm_masked.default
 
 
 @torch.library.register_fake("tilepipe::gemm")
@@ -64,3 +66,52 @@ def scaled_mm(a, b, scale_a, scale_b, out_dtype=torch.bfloat16):
     torch.float32. The result is contiguous, (M, N). No autograd (torch._scaled_mm has none).
     """
     return _scaled_mm(a, b, scale_a, scale_b, out_dtype)
+
+
+@torch.library.register_fake("tilepipe::grouped_mm")
+def _grouped_mm_fake(a, b, offs=None, out_dtype=None):
+    torch._check(b.dim() == 3, lambda: "b must be (G, K, N)")
+    torch._check(a.dim() in (2, 3), lambda: "a must be (total_M, K) or (G, M, K)")
+    torch._check(a.shape[-1] == b.shape[1], lambda: "a's K differs from b's")
+    return a.new_empty((*a.shape[:-1], b.shape[2]), dtype=out_dtype or a.dtype)
+
+
+def grouped_mm(a, b, offs=None, out_dtype=None):
+    """The products of a mixture-of-experts layer's groups of rows by their experts' weights, by
+    tilepipe's grouped GEMM (GemmGroupedSm90, an sm_90 GPU) in one launch, with
+    torch._grouped_mm's conventions, on the current CUDA stream.
+
+    a (total_M, K): the groups' rows one after the other; b (G, K, N), G <= 256: usually
+    w.transpose(-2, -1) of the experts' weights w (G, N, K), read in place, as is a b with N
+    contiguous (other strides, and starts or strides that are not multiples of 16 bytes, are
+    copied first); torch.bfloat16 or torch.float16, the same for both. offs (G,) torch.int32 on
+    a's device: group g's rows are offs[g-1] .. offs[g] (offs[-1] = 0). The result (total_M, N)
+    is contiguous; rows past offs[G-1] are not written (their values are unspecified).
+
+    offs is never read on the host and nothing synchronises, so a CUDA graph may capture a call
+    and replay it after offs has changed in device memory. Offsets out of range (decreasing,
+    negative, past total_M) are clamped into [0, total_M] rather than refused, so only a and the
+    result are touched; there is no error for them.
+
+    With a 3-D a (G, M, K) and offs None, every group has all M rows and the result is
+    (G, M, N). out_dtype: None (a's dtype) or, with bf16 inputs, torch.float32. No autograd.
+    """
+    return _grouped_mm(a, b, offs, out_dtype)
+
+
+@torch.library.register_fake("tilepipe::grouped_mm_masked")
+def _grouped_mm_masked_fake(a, b, counts, out_dtype=None):
+    torch._check(a.dim() == 3 and b.dim() == 3, lambda: "a must be (G, M_max, K), b (G, K, N)")
+    torch._check(a.shape[-1] == b.shape[1], lambda: "a's K differs from b's")
+    return a.new_empty((a.shape[0], a.shape[1], b.shape[2]), dtype=out_dtype or a.dtype)
+
+
+def grouped_mm_masked(a, b, counts, out_dtype=None):
+    """tilepipe.grouped_mm's masked form: a (G, M_max, K) holds up to M_max rows per group, of
+    which the first counts[g] are group g's (counts (G,) torch.int32 on a's device, never read
+    on the host; out of range ones are clamped into [0, M_max]). b and out_dtype as in
+    grouped_mm. The result (G, M_max, N) is contiguous, and its rows from counts[g] on are zero:
+    it is allocated zeroed (one memset of the result before the GEMM, which writes only the
+    valid rows).
+    """
+    return _grouped_mm_masked(a, b, counts, out_dtype)
