@@ -603,6 +603,42 @@ TEST(GemmGrouped, PointerArrayGraphReplay) {
   cudaStreamDestroy(stream);
 }
 
+// The README's call of the pointer-array form.
+TEST(GemmGrouped, PointerArrayCallAsInReadme) {
+  TP_REQUIRE_HOPPER_TIER(grouped_available());
+  tptest::PointerArrayCase c(tptest::pointer_array(300, 256, 128, {40, 0, 300}), 97);
+  ASSERT_TRUE(c.ok());
+  ASSERT_EQ(c.poison(), cudaSuccess);
+  const auto given = c.args();
+  const int experts = given.groups, max_rows = given.m, n = given.n, k = given.k;
+  const int* rows = given.rows;
+  const __nv_bfloat16* const* x = given.a;
+  const __nv_bfloat16* const* w = given.b;
+  __nv_bfloat16* const* y = given.d;
+  const std::int64_t *ldx = given.lda, *ldw = given.ldb, *ldy = given.ldd;
+  int* status = given.status;
+  void* workspace = given.workspace;
+  cudaStream_t stream = nullptr;
+
+  // [readme:grouped_pointer_array]
+  using Gemm = tilepipe::GemmGroupedPointerArraySm90<__nv_bfloat16, __nv_bfloat16>;
+  Gemm::Arguments args;  // every pointer below: G entries on the device
+  args.groups = experts;
+  args.m = max_rows, args.n = n, args.k = k;  // m: the most rows of any group
+  args.rows = rows;                           // M_g (int32)
+  args.a = x, args.lda = ldx;                 // A_g: [M_g, k] row-major, lda_g (int64)
+  args.b = w, args.ldb = ldw;                 // B_g: [n, k]
+  args.d = y, args.ldd = ldy;                 // D_g: [M_g, n] row-major
+  args.status = status;                       // optional: 0, or 1 + the first group skipped as bad
+  args.workspace = workspace;  // Gemm::workspace_bytes(experts) bytes, 128-byte aligned
+  const tilepipe::Status st = Gemm::run(args, stream);  // two launches, no host synchronisation
+  // [readme:grouped_pointer_array]
+
+  ASSERT_TRUE(st) << st.message();
+  TP_CUDA_ASSERT_LAUNCH();
+  EXPECT_TRUE(c.check());
+}
+
 // The pointer-array form's refusals name the argument.
 TEST(GemmGrouped, PointerArrayRefusesBadArguments) {
   using Gemm = tptest::PointerArrayCase::Gemm;
