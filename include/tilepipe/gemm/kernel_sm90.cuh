@@ -170,11 +170,16 @@ struct GemmKernelSm90 {
     if (warpgroup == 0) {
       arch::setmaxnreg_dec<kProducerRegisters>();
       if (threadIdx.x == 0) {
-        int group = -1;  // the group whose maps were acquired last (pointer arrays)
+        // A pointer-array group's maps are in global memory, acquired where the group changes.
+        [[maybe_unused]] int group = -1;  // the group whose maps were acquired last
         for (int j = 0; j < units; ++j) {
           const auto u = work.unit(worker, j);
-          mainloop.produce(maps_of(p, u, group), state, m0_of(u, rank), n0_of(u), batch_of(u),
-                           u.k_begin, u.k_end);
+          if constexpr (kPointerArrays)
+            mainloop.produce(p.work.maps_of(u.group, group), state, m0_of(u, rank), n0_of(u),
+                             batch_of(u), u.k_begin, u.k_end);
+          else
+            mainloop.produce(p.load, state, m0_of(u, rank), n0_of(u), batch_of(u), u.k_begin,
+                             u.k_end);
         }
         mainloop.produce_tail(state);
       }
@@ -256,14 +261,6 @@ struct GemmKernelSm90 {
   TILEPIPE_DEVICE static int n0_of(const GroupedUnit& u) { return u.n0; }
   TILEPIPE_DEVICE static int batch_of(const WorkUnit& u) { return u.tile.batch; }
   TILEPIPE_DEVICE static int batch_of(const GroupedUnit& u) { return u.group; }
-
-  // The tensor maps of unit `u`'s A and B: the parameter's, or a pointer-array group's in global
-  // memory, acquired where the group changes (`group`: the last one acquired).
-  template <class Unit>
-  TILEPIPE_DEVICE static decltype(auto) maps_of(const Params& p, const Unit& u, int& group) {
-    if constexpr (kPointerArrays) return p.work.maps_of(u.group, group);
-    else return (p.load);
-  }
 
   // The epilogue of unit `u`'s warpgroup tile at row `m0`: a grouped unit's stops at its group's
   // end (the next group's rows follow in D); a pointer-array group's goes to its own D.
