@@ -5,7 +5,9 @@
 // group by group. D is poisoned before each run and guarded by bands before and after it: rows
 // outside every group, D's padding and the bands must keep their poison. Sizes that are bad
 // (decreasing, negative, past the end) must be clamped (the kernel touches only A, B and D as
-// given) and reported in the device status word. GemmGrouped.Random draws
+// given) and reported in the device status word. The pointer-array form (bf16, B_g [N, K]) is
+// checked likewise, group by group in allocations of their own (grouped_pointer_array_case.cuh).
+// GemmGrouped.Random draws
 // TILEPIPE_GROUPED_FUZZ_COUNT problems (default: TILEPIPE_FUZZ_COUNT's, at most 1000). Skips on
 // a GPU that is not sm_90 or in a build without 90a.
 
@@ -25,12 +27,14 @@
 
 #include "device_test_util.cuh"
 #include "gemm_test_util.cuh"
+#include "grouped_pointer_array_case.cuh"
 
 namespace {
 
 using tilepipe::GroupedForm;
 using tilepipe::Layout;
 using tptest::DeviceBuffer;
+using tptest::PointerArrayProblem;
 
 // The two kernels of this program: bf16 with B [G, N, K], and f16 -> f32 with B [G, K, N].
 template <class AB, class D, Layout LB>
@@ -524,10 +528,156 @@ TEST(GemmGrouped, RefusesBadArguments) {
   refused(g, "batch_stride_d");
 }
 
+// Pointer arrays: groups in allocations of their own with leading dimensions of their own; empty,
+// one-row and unbalanced groups, N and K off the tile, odd ldd_g (D_g not 16-byte aligned), alpha.
+TEST(GemmGrouped, PointerArrayBf16) {
+  TP_REQUIRE_HOPPER_TIER(grouped_available());
+  std::vector<PointerArrayProblem> ps = {
+      tptest::pointer_array(300, 256, 128, {300, 0, 1, 129, 64}),
+      tptest::pointer_array(700, 200, 100, {5, 700, 0, 63, 128, 1}),
+      tptest::pointer_array(1, 8, 8, {1, 0, 1}),
+      tptest::pointer_array(130, 520, 2048, {130, 65}),
+  };
+  ps[1].pad_a = {0, 8, 16, 8, 0, 24}, ps[1].pad_b = {8, 0, 0, 16, 8, 0};
+  ps[1].pad_d = {3, 0, 1, 8, 5, 2};
+  ps[3].alpha = 0.5f;
+  std::uint32_t seed = 80;
+  for (const PointerArrayProblem& p : ps) EXPECT_TRUE(tptest::run_pointer_array_problem(p, seed++));
+}
+
+// Bad groups are skipped (their D_g untouched) and the first reported: negative M_g, M_g past m,
+// each flaw of an operand; a null pointer or short line of a group without rows is no flaw, nor
+// are null A_g and B_g with K = 0.
+TEST(GemmGrouped, PointerArrayBadGroupsSkippedAndReported) {
+  TP_REQUIRE_HOPPER_TIER(grouped_available());
+  PointerArrayProblem p = tptest::pointer_array(200, 192, 64, {0, 70, -4, 201, 90, 90, 90, 90, 90});
+  p.flaw = {tptest::kNullA,    tptest::kNoFlaw,      tptest::kNoFlaw,
+            tptest::kNoFlaw,   tptest::kNullA,       tptest::kNullD,
+            tptest::kShortLda, tptest::kMisalignedB, tptest::kShortLdd};
+  EXPECT_TRUE(tptest::run_pointer_array_problem(p, 90));
+  p.rows = {0, 70, 0, 200, 90, 0, 3, 0, 90};  // groups 4, 6 and 8 are bad now
+  EXPECT_TRUE(tptest::run_pointer_array_problem(p, 91));
+  for (int& f : p.flaw) f = tptest::kNoFlaw;
+  p.rows[2] = INT32_MIN, p.rows[5] = INT32_MAX;
+  EXPECT_TRUE(tptest::run_pointer_array_problem(p, 92));
+  PointerArrayProblem z = tptest::pointer_array(64, 64, 0, {5, 0, 64});
+  z.flaw = {tptest::kNullA, tptest::kMisalignedB, tptest::kShortLda};  // K = 0: A, B unread
+  EXPECT_TRUE(tptest::run_pointer_array_problem(z, 93));
+  z.flaw[1] = tptest::kNullD;  // D_1 without rows: no flaw
+  EXPECT_TRUE(tptest::run_pointer_array_problem(z, 94));
+}
+
+// One capture of both launches, replayed with new row counts and the groups' A_g swapped between
+// replays: each replay's tensor maps are written anew at the same addresses, which the kernel
+// must not read stale.
+TEST(GemmGrouped, PointerArrayGraphReplay) {
+  TP_REQUIRE_HOPPER_TIER(grouped_available());
+  using Gemm = tptest::PointerArrayCase::Gemm;
+  PointerArrayProblem p = tptest::pointer_array(320, 256, 192, {100, 320, 0, 7});
+  p.pad_a = {8, 0, 16, 24}, p.pad_d = {1, 0, 4, 2};
+  tptest::PointerArrayCase c(p, 95, 320);
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE(Gemm::run(c.args()));  // the first call asks the device; the capture only launches
+  TP_CUDA_ASSERT(cudaDeviceSynchronize());
+  cudaStream_t stream;
+  TP_CUDA_ASSERT(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  TP_CUDA_ASSERT(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  const tilepipe::Status captured = Gemm::run(c.args(), stream);
+  TP_CUDA_ASSERT(cudaStreamEndCapture(stream, &graph));
+  ASSERT_TRUE(captured) << captured.message();
+  TP_CUDA_ASSERT(cudaGraphInstantiate(&exec, graph, 0));
+  const std::vector<int> rows[] = {
+      {100, 320, 0, 7}, {320, 1, 64, 200}, {0, 0, 0, 0}, {5, 321, 128, 300}, {319, 65, 2, 129}};
+  const std::vector<int> orders[] = {{0, 1, 2, 3}, {3, 2, 1, 0}, {1, 0, 3, 2}, {2, 3, 0, 1}};
+  for (int r = 0; r < 5; ++r) {
+    ASSERT_EQ(c.set_sizes(rows[r], orders[r % 4]), cudaSuccess);
+    ASSERT_EQ(c.poison(), cudaSuccess);
+    TP_CUDA_ASSERT(cudaGraphLaunch(exec, stream));
+    TP_CUDA_ASSERT(cudaStreamSynchronize(stream));
+    EXPECT_TRUE(c.check()) << "replay " << r;
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(stream);
+}
+
+// The README's call of the pointer-array form.
+TEST(GemmGrouped, PointerArrayCallAsInReadme) {
+  TP_REQUIRE_HOPPER_TIER(grouped_available());
+  tptest::PointerArrayCase c(tptest::pointer_array(300, 256, 128, {40, 0, 300}), 97);
+  ASSERT_TRUE(c.ok());
+  ASSERT_EQ(c.poison(), cudaSuccess);
+  const auto given = c.args();
+  const int experts = given.groups, max_rows = given.m, n = given.n, k = given.k;
+  const int* rows = given.rows;
+  const __nv_bfloat16* const* x = given.a;
+  const __nv_bfloat16* const* w = given.b;
+  __nv_bfloat16* const* y = given.d;
+  const std::int64_t *ldx = given.lda, *ldw = given.ldb, *ldy = given.ldd;
+  int* status = given.status;
+  void* workspace = given.workspace;
+  cudaStream_t stream = nullptr;
+
+  // [readme:grouped_pointer_array]
+  using Gemm = tilepipe::GemmGroupedPointerArraySm90<__nv_bfloat16, __nv_bfloat16>;
+  Gemm::Arguments args;  // every pointer below: G entries on the device
+  args.groups = experts;
+  args.m = max_rows, args.n = n, args.k = k;  // m: the most rows of any group
+  args.rows = rows;                           // M_g (int32)
+  args.a = x, args.lda = ldx;                 // A_g: [M_g, k] row-major, lda_g (int64)
+  args.b = w, args.ldb = ldw;                 // B_g: [n, k]
+  args.d = y, args.ldd = ldy;                 // D_g: [M_g, n] row-major
+  args.status = status;                       // optional: 0, or 1 + the first group skipped as bad
+  args.workspace = workspace;  // Gemm::workspace_bytes(experts) bytes, 128-byte aligned
+  const tilepipe::Status st = Gemm::run(args, stream);  // two launches, no host synchronisation
+  // [readme:grouped_pointer_array]
+
+  ASSERT_TRUE(st) << st.message();
+  TP_CUDA_ASSERT_LAUNCH();
+  EXPECT_TRUE(c.check());
+}
+
+// The pointer-array form's refusals name the argument.
+TEST(GemmGrouped, PointerArrayRefusesBadArguments) {
+  using Gemm = tptest::PointerArrayCase::Gemm;
+  tptest::PointerArrayCase c(tptest::pointer_array(64, 64, 64, {64, 3}), 96);
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE(Gemm::check_arguments(c.args())) << Gemm::check_arguments(c.args()).message();
+  const auto refused = [&](Gemm::Arguments g, const char* name) {
+    const tilepipe::Status st = Gemm::check_arguments(g);
+    EXPECT_FALSE(st) << name;
+    EXPECT_NE(st.message().find(name), std::string::npos) << st.message();
+  };
+  auto g = c.args();
+  g.groups = 0;
+  refused(g, "groups");
+  g = c.args(), g.groups = Gemm::kMaxGroups + 1;
+  refused(g, "groups");
+  g = c.args(), g.workspace = nullptr;
+  refused(g, "workspace");
+  g = c.args(), g.workspace = static_cast<char*>(g.workspace) + 64;
+  refused(g, "workspace");
+  g = c.args(), g.rows = nullptr;
+  refused(g, "rows");
+  g = c.args(), g.a = nullptr;
+  refused(g, "a is a null");
+  g = c.args(), g.ldb = nullptr;
+  refused(g, "ldb");
+  g = c.args(), g.d = nullptr;
+  refused(g, "d is a null");
+  g = c.args(), g.m = -1;
+  refused(g, "m");
+  g = c.args(), g.k = 0, g.a = nullptr, g.b = nullptr;  // K = 0: A and B are not read
+  EXPECT_TRUE(Gemm::check_arguments(g)) << Gemm::check_arguments(g).message();
+}
+
 // The randomized test: TILEPIPE_GROUPED_FUZZ_COUNT problems (default: TILEPIPE_FUZZ_COUNT, at
 // most 1000; extents up to TILEPIPE_FUZZ_MAX_DIM, at most 700), each a random form, type, group
 // count (1 to 256, at times one of them), sizes (empty, one-row, unbalanced groups, at times bad
-// ones), N, K (a multiple of 8), pads and alpha.
+// ones), N, K (a multiple of 8), pads and alpha; a quarter of them pointer arrays (up to 64
+// groups in allocations of their own, at times with a flaw or a bad row count).
 TEST(GemmGrouped, Random) {
   TP_REQUIRE_HOPPER_TIER(grouped_available());
   // The GPU check's TILEPIPE_FUZZ_COUNT (3600) gives 1000; its sanitizer steps' (60) give 60.
@@ -539,9 +689,36 @@ TEST(GemmGrouped, Random) {
   const std::uint64_t seed0 = env_u64("TILEPIPE_FUZZ_SEED", 20261127);
   std::mt19937_64 rng(seed0);
   auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<std::uint64_t>(n)); };
-  int failures = 0, masked_count = 0, f16 = 0, bad_sizes = 0, groups_total = 0;
+  int failures = 0, masked_count = 0, f16 = 0, bad_sizes = 0, groups_total = 0, arrays = 0;
   std::uint64_t done = 0;
   for (; done < count && failures < 5; ++done) {
+    if (pick(4) == 0) {
+      const int groups = 1 + (pick(4) == 0 ? pick(64) : pick(16));
+      PointerArrayProblem q;
+      q.m = 1 + pick(max_dim);
+      q.n = pick(3) == 0 ? 8 * (1 + pick(max_dim / 8)) : 1 + pick(max_dim);
+      q.k = 8 * pick(65);
+      q.alpha = pick(4) == 0 ? 0.5f : 1.0f;
+      for (int g = 0; g < groups; ++g) {
+        const int kind = pick(5);
+        q.rows.push_back(kind == 0   ? 0
+                         : kind == 1 ? 1
+                         : kind == 2 ? pick(q.m + 1)
+                                     : std::min(q.m, 1 + pick(129)));
+        q.pad_a.push_back(8 * pick(3)), q.pad_b.push_back(8 * pick(3));
+        q.pad_d.push_back(pick(3) == 0 ? 1 + pick(9) : 0);
+        q.flaw.push_back(pick(12) == 0 ? 1 + pick(tptest::kFlawKinds - 1) : tptest::kNoFlaw);
+      }
+      if (pick(10) == 0) q.rows[pick(groups)] = pick(2) == 0 ? -1 - pick(100) : q.m + 1 + pick(100);
+      bool any_bad = false;
+      for (int g = 0; g < groups; ++g)
+        any_bad = any_bad || q.flaw[g] != tptest::kNoFlaw || q.rows[g] < 0 || q.rows[g] > q.m;
+      bad_sizes += any_bad;
+      ++arrays;
+      groups_total += groups;
+      failures += !tptest::run_pointer_array_problem(q, static_cast<std::uint32_t>(rng()));
+      continue;
+    }
     Problem p;
     const int shape = pick(8);
     const int groups = shape == 0 ? 1 : shape == 1 ? 1 + pick(256) : 1 + pick(16);
@@ -585,10 +762,10 @@ TEST(GemmGrouped, Random) {
     failures += !ok;
   }
   std::printf(
-      "[grouped-fuzz] %llu problems (%d masked, %d f16 -> f32 with B [G, K, N]; %d with a bad "
-      "size; %d groups in all), %d failures (seed %llu)\n",
-      static_cast<unsigned long long>(done), masked_count, f16, bad_sizes, groups_total, failures,
-      static_cast<unsigned long long>(seed0));
+      "[grouped-fuzz] %llu problems (%d masked, %d pointer arrays, %d f16 -> f32 with B [G, K, "
+      "N]; %d with a bad size or a flaw; %d groups in all), %d failures (seed %llu)\n",
+      static_cast<unsigned long long>(done), masked_count, arrays, f16, bad_sizes, groups_total,
+      failures, static_cast<unsigned long long>(seed0));
   EXPECT_EQ(failures, 0);
 }
 

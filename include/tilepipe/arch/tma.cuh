@@ -100,6 +100,20 @@ TILEPIPE_DEVICE bool named_barrier_or(int id, int threads, int pred) {
   return any != 0;
 }
 
+//! Orders this thread's later TMA copies through the tensor map at `map` (in global memory, 128
+//! bytes, 128-byte aligned) after the writes that made it, released with `tensor_map_release`
+//! (in another kernel too): the TMA unit drops any copy of the map it had cached.
+TILEPIPE_DEVICE void tensor_map_acquire(const void* map) {
+  cuda::ptx::fence_proxy_tensormap_generic(cuda::ptx::sem_acquire, cuda::ptx::scope_gpu, map,
+                                           cuda::ptx::n32_t<128>{});
+}
+
+//! Releases this thread's writes of tensor maps in global memory (`tensormap.replace`) to the
+//! GPU's TMA copies through them, after a `tensor_map_acquire` of each.
+TILEPIPE_DEVICE void tensor_map_release() {
+  cuda::ptx::fence_proxy_tensormap_generic(cuda::ptx::sem_release, cuda::ptx::scope_gpu);
+}
+
 //! Fetches the tensor map at `map` (a kernel parameter) into the TMA unit's cache ahead of the
 //! first copy.
 TILEPIPE_DEVICE void tma_prefetch_descriptor(const void* map) {

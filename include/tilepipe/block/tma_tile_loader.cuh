@@ -33,6 +33,13 @@
 
 namespace tilepipe {
 
+//! The tensor maps of A and B where they are not in the kernel parameter (a pointer-array grouped
+//! GEMM's, one pair per group in global memory), each of one batch.
+struct TmaMaps {
+  const CUtensorMap* a;
+  const CUtensorMap* b;
+};
+
 //! TMA copies of A and B k-tiles for `Element` (`__half`, `__nv_bfloat16` or `float`) operands.
 //!
 //! \tparam TileM, TileN  rows of A and columns of B per tile (multiples of 64, at most 256)
@@ -105,30 +112,42 @@ struct TmaTileLoader {
   TILEPIPE_DEVICE static void load(const Params& p, Element* a_slot, Element* b_slot,
                                    std::uint64_t* full, int k0, int m0, int n0, int batch,
                                    int cta_rank = 0) {
+    copy(&p.a, &p.b, a_slot, b_slot, full, k0, m0, n0, batch, p.batched_a, p.batched_b, cta_rank);
+  }
+
+  //! `load` through maps in global memory, made visible to this thread's copies
+  //! (`arch::tensor_map_acquire`); `batch` is not used (each map holds one).
+  TILEPIPE_DEVICE static void load(const TmaMaps& p, Element* a_slot, Element* b_slot,
+                                   std::uint64_t* full, int k0, int m0, int n0, int /*batch*/,
+                                   int cta_rank = 0) {
+    copy(p.a, p.b, a_slot, b_slot, full, k0, m0, n0, 0, 0, 0, cta_rank);
+  }
+
+ private:
+  TILEPIPE_DEVICE static void copy(const CUtensorMap* a, const CUtensorMap* b, Element* a_slot,
+                                   Element* b_slot, std::uint64_t* full, int k0, int m0, int n0,
+                                   int batch, int batched_a, int batched_b, int cta_rank) {
     constexpr bool kKMajorB = LayoutB == Layout::kColumnMajor;
-    load_operand<LayoutA == Layout::kRowMajor, TileM>(&p.a, a_slot, full, k0, m0,
-                                                      batch * p.batched_a);
+    load_operand<LayoutA == Layout::kRowMajor, TileM>(a, a_slot, full, k0, m0, batch * batched_a);
     if constexpr (ClusterM == 1) {
       (void)cta_rank;
-      load_operand<kKMajorB, TileN>(&p.b, b_slot, full, k0, n0, batch * p.batched_b);
+      load_operand<kKMajorB, TileN>(b, b_slot, full, k0, n0, batch * batched_b);
     } else {
       constexpr auto kAll = static_cast<std::uint16_t>((1u << ClusterM) - 1);
       constexpr int kColumns = TileN / ClusterM;  // this CTA's part of B
       const int first = cta_rank * kColumns;
       if constexpr (kKMajorB) {
-        arch::tma_load_multicast(b_slot + first * TileK, &p.b, full, k0, n0 + first,
-                                 batch * p.batched_b, kAll);
+        arch::tma_load_multicast(b_slot + first * TileK, b, full, k0, n0 + first, batch * batched_b,
+                                 kAll);
       } else {
         TILEPIPE_UNROLL
         for (int j = 0; j < kColumns / kSwizzleElements; ++j)
-          arch::tma_load_multicast(b_slot + (first + kSwizzleElements * j) * TileK, &p.b, full,
-                                   n0 + first + kSwizzleElements * j, k0, batch * p.batched_b,
-                                   kAll);
+          arch::tma_load_multicast(b_slot + (first + kSwizzleElements * j) * TileK, b, full,
+                                   n0 + first + kSwizzleElements * j, k0, batch * batched_b, kAll);
       }
     }
   }
 
- private:
   template <bool kKMajor, int kRows>
   TILEPIPE_DEVICE static void load_operand(const CUtensorMap* map, Element* slot,
                                            std::uint64_t* full, int k0, int r0, int batch) {

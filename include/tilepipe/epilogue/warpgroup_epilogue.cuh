@@ -7,18 +7,15 @@
 //! copy engine, which writes it to D while the warpgroup converts the next chunk and then goes
 //! on to its next tile's MMAs: the tensor cores wait only for the conversion, not for D's writes.
 //! A tile of more than two chunks needs a buffer again soon after its store was issued: `begin`
-//! converts the tile, stages its first chunks and keeps the last ones (32 registers' worth) in
-//! registers, and `drain` stages those once the kernel has its next tile's first wgmmas in flight
-//! (GemmKernelSm90), so that the waits for a free buffer overlap the tensor cores' work;
-//! `store` is the two at once.
-//! That is row-major D with `beta == 0`; column-major D, `beta != 0` (C is read directly from
-//! global memory) and the tiles named below are written straight from the registers.
-//! TMA clips the tiles on D's edges, except that it writes the last 16 bytes of a line whole:
-//! where D's lines do not end on 16 bytes, the tiles crossing their end are written straight
-//! from the registers instead. A D that TMA cannot address at all (its pointer, ldd or batch
-//! stride not a multiple of 16 bytes) has no tensor map: every tile is written from the registers.
-//! `op` is an output operator (output_ops.cuh), the same as the Ampere tier's StagedEpilogue
-//! takes, with the same EpilogueParams.
+//! converts the tile, stages its first chunks and keeps the last ones (32 registers' worth), and
+//! `drain` stages those once the kernel has its next tile's first wgmmas in flight
+//! (GemmKernelSm90), so that the waits for a free buffer overlap the tensor cores' work; `store` is
+//! the two at once. That is row-major D with `beta == 0`; column-major D, `beta != 0` (C is read
+//! from global memory), the tiles named below and `begin_at`'s are written straight from the
+//! registers. TMA clips the tiles on D's edges, but writes a line's last 16 bytes whole: where D's
+//! lines do not end on 16 bytes, the tiles crossing their end are written from the registers
+//! instead, and a D that TMA cannot address (pointer, ldd or batch stride off 16 bytes) has no
+//! tensor map. `op`: an output operator (output_ops.cuh), as the Ampere tier's epilogue takes.
 
 #include <cuda.h>
 
@@ -145,6 +142,16 @@ class WarpgroupEpilogue {
     if (m0 >= o.m) return;
     const ElementD* c = o.beta != 0.0f ? o.c + batch * p.batch_stride_c : nullptr;
     store_direct(acc, o, o.d + batch * p.batch_stride_d, c, m0, n0);
+  }
+
+  //! The tile at `(m0, n0)` of a `rows x n` D at `d` (a pointer-array group's; `p`'s N, alpha
+  //! and operator, beta 0), from the registers; `drain` then has nothing to do.
+  TILEPIPE_DEVICE void begin_at(const Accumulators& acc, const Params& p, ElementD* d,
+                                std::int64_t ldd, int rows, int m0, int n0) {
+    skip();
+    EpilogueParams<ElementD, OutputOp> o = p.out;
+    o.d = d, o.ldd = ldd, o.m = rows;
+    if (m0 < rows) store_direct(acc, o, d, nullptr, m0, n0);
   }
 
   //! In place of `begin` where this warpgroup stores no tile (another block completes it): the

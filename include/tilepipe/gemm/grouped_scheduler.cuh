@@ -10,8 +10,9 @@
 //! Whatever the sizes hold, each group's rows are clamped into the operands: contiguous, group g
 //! is rows `[clamp(offs[g-1]), max(that, clamp(offs[g])))` with `clamp` to `[0, rows]` and
 //! `offs[-1] = 0`; masked, rows `[0, clamp(counts[g]))` of its batch with `clamp` to
-//! `[0, rows]`. A size that needed clamping (negative, past `rows`, or an offset before the
-//! previous one) is reported: block 0 writes the optional status word.
+//! `[0, rows]` (a pointer-array GEMM's too, whose row counts its preparing kernel has checked:
+//! gemm_grouped_pointer_array.cuh). A size that needed clamping (negative, past `rows`, or an
+//! offset before the previous one) is reported: block 0 writes the optional status word.
 
 #include <climits>
 
@@ -25,6 +26,7 @@ enum class GroupedForm : int {
   kContiguous,  //!< A is `[rows, K]`, D `[rows, N]`; group g ends at row `offs[g]` (its start is
                 //!< the previous group's end): `torch._grouped_mm`'s convention
   kMasked,      //!< A is `[G, rows, K]`, D `[G, rows, N]`; group g has `counts[g]` valid rows
+                //!< (a pointer-array GEMM's groups too: GroupedPointerArrays)
 };
 
 //! A group's rows of A and D after clamping, and whether its size needed the clamp.
@@ -161,6 +163,10 @@ struct GroupedScheduler {
 };
 
 namespace detail {
+
+//! The base of a scheduler whose groups' A and B tensor maps and D are in global memory, one per
+//! group (GroupedPointerArrays): GemmKernelSm90 loads and stores through them.
+struct PointerArrayTag {};
 
 //! The sizes' check alone (one warp), for a grouped GEMM with no element of D to compute: writes
 //! `s.status` as the GEMM's kernel would.

@@ -57,11 +57,13 @@ struct SchedulerStorage<Scheduler, std::void_t<typename Scheduler::SharedStorage
 //!                   folds each k-tile's product into the accumulators (FP8's scales, gemm_fp8.cuh).
 //! \tparam Grouped   void: one (batched) problem. Otherwise a GroupedScheduler: many problems of
 //!                   one N and K with their rows on the device, whole tiles each, a group's rows
-//!                   past its end never stored (gemm_grouped.cuh).
+//!                   past its end never stored (gemm_grouped.cuh); with per-group tensor maps of
+//!                   A and B and per-group D in global memory (GroupedPointerArrays).
 template <class Mainloop, class Epilogue, class Raster, class KBlockOp = void, class Grouped = void>
 struct GemmKernelSm90 {
   using Tile = typename Mainloop::Tile;
   static constexpr bool kGrouped = !std::is_void_v<Grouped>;
+  static constexpr bool kPointerArrays = std::is_base_of_v<detail::PointerArrayTag, Grouped>;
   //! The units of work: whole tiles, split-K slices or stream-K segments, chosen at run time
   //! (`Params::work`), so one kernel runs all three; or a grouped GEMM's tiles.
   using Scheduler = std::conditional_t<kGrouped, Grouped, WorkScheduler<Raster>>;
@@ -171,10 +173,16 @@ struct GemmKernelSm90 {
     if (warpgroup == 0) {
       arch::setmaxnreg_dec<kProducerRegisters>();
       if (threadIdx.x == 0) {
+        // A pointer-array group's maps are in global memory, acquired where the group changes.
+        [[maybe_unused]] int group = -1;  // the group whose maps were acquired last
         for (int j = 0; j < units; ++j) {
           const auto u = work.unit(worker, j);
-          mainloop.produce(p.load, state, m0_of(u, rank), n0_of(u), batch_of(u), u.k_begin,
-                           u.k_end);
+          if constexpr (kPointerArrays)
+            mainloop.produce(p.work.maps_of(u.group, group), state, m0_of(u, rank), n0_of(u),
+                             batch_of(u), u.k_begin, u.k_end);
+          else
+            mainloop.produce(p.load, state, m0_of(u, rank), n0_of(u), batch_of(u), u.k_begin,
+                             u.k_end);
         }
         mainloop.produce_tail(state);
       }
@@ -259,14 +267,17 @@ struct GemmKernelSm90 {
   TILEPIPE_DEVICE static int batch_of(const GroupedUnit& u) { return u.group; }
 
   // The epilogue of unit `u`'s warpgroup tile at row `m0`: a grouped unit's stops at its group's
-  // end (the next group's rows follow in D).
+  // end (the next group's rows follow in D); a pointer-array group's goes to its own D.
   TILEPIPE_DEVICE static void begin_tile(Epilogue& e, const Accumulators& acc, const Params& p,
                                          const WorkUnit& u, int m0) {
     e.begin(acc, p.epilogue, m0, n0_of(u), u.tile.batch);
   }
   TILEPIPE_DEVICE static void begin_tile(Epilogue& e, const Accumulators& acc, const Params& p,
                                          const GroupedUnit& u, int m0) {
-    e.begin(acc, p.epilogue, m0, u.n0, u.batch_d, u.row_end);
+    if constexpr (kPointerArrays)
+      e.begin_at(acc, p.epilogue, p.work.d_of(u.group), p.work.ldd_of(u.group), u.row_end, m0,
+                 u.n0);
+    else e.begin(acc, p.epilogue, m0, u.n0, u.batch_d, u.row_end);
   }
   template <class Unit>
   TILEPIPE_DEVICE static void store_tile(Epilogue& e, const Accumulators& acc, const Params& p,

@@ -77,15 +77,17 @@ class WarpSpecializedMainloop {
 
   // ---- producer (one thread) ---------------------------------------------------------------
   //! Copies the `k_tiles` k-tiles of the tile at `(m0, n0)` of batch `batch` into the ring,
-  //! each slot as soon as the consumers have released it.
-  TILEPIPE_DEVICE void produce(const Params& p, State& state, int m0, int n0, int batch,
+  //! each slot as soon as the consumers have released it. `p`: the loader's Params, or TmaMaps.
+  template <class LoadParams>
+  TILEPIPE_DEVICE void produce(const LoadParams& p, State& state, int m0, int n0, int batch,
                                int k_tiles) {
     produce(p, state, m0, n0, batch, 0, k_tiles);
   }
 
   //! The same for k-tiles `[k_tile_begin, k_tile_end)` only (a split-K slice, a stream-K
   //! segment): the consumers then consume `k_tile_end - k_tile_begin` k-tiles.
-  TILEPIPE_DEVICE void produce(const Params& p, State& state, int m0, int n0, int batch,
+  template <class LoadParams>
+  TILEPIPE_DEVICE void produce(const LoadParams& p, State& state, int m0, int n0, int batch,
                                int k_tile_begin, int k_tile_end) {
     for (int kt = k_tile_begin; kt < k_tile_end; ++kt) {
       ring_.producer_acquire(state);
