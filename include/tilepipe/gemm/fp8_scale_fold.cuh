@@ -55,46 +55,37 @@ class Fp8ScaleFold {
       s0_ = __ldg(p.a + r0);
       s1_ = __ldg(p.a + r1);
     } else {
-      a0_ = p.a + r0;
-      a1_ = p.a + r1;
       ld_a_ = p.ld_a;
+      a_ = p.a + k_tile_begin * ld_a_ + r0;
+      a1_ = r1 - r0;
       const int nb = n0 / kFp8ScaleBlock;
-      b0_ = p.b + static_cast<std::int64_t>(nb) * p.ld_b;
+      b_ = p.b + static_cast<std::int64_t>(nb) * p.ld_b + k_tile_begin;
       // A 256-wide tile's second block may lie past N: it then reads the first's scales.
-      b1_ = nb + 1 < p.blocks_n ? b0_ + p.ld_b : b0_;
-      k_block_ = k_tile_begin;
-      last_k_block_ = p.k_blocks - 1;
-      load(k_block_);
+      b1_ = nb + 1 < p.blocks_n ? p.ld_b : 0;
+      blocks_left_ = p.k_blocks - k_tile_begin;
     }
   }
 
-  //! Block-wise: takes k-tile `kt`'s scales, loaded one k-tile earlier, and starts loading the
-  //! next one's, which then arrive during this k-tile's wait, wgmmas and fold. Called before the
-  //! consumer waits for k-tile `kt` (kt = 0, 1, ... in order).
+  //! Block-wise: starts loading k-tile `kt`'s scales, which arrive during the wgmmas of the k-tile
+  //! before it. Called for kt = 0, 1, ... in order, each before k-tile `kt` is folded and after
+  //! `kt - 1` is; past the unit's end it loads the last k-block's again.
   TILEPIPE_DEVICE void prefetch(int /*kt*/) {
-    if constexpr (Mode == Fp8Scaling::kBlockwise) {
-      s0_ = la0_ * lb0_;
-      s1_ = la1_ * lb0_;
-      if constexpr (kBlocksN == 2) {
-        s2_ = la0_ * lb1_;
-        s3_ = la1_ * lb1_;
-      }
-      k_block_ = min(k_block_ + 1, last_k_block_);
-      load(k_block_);
-    }
+    if constexpr (Mode == Fp8Scaling::kBlockwise) load();
   }
 
   //! `acc += partial * scale`, the scale of each register's row (and block of columns).
   TILEPIPE_DEVICE void operator()(Accumulators& acc, const Accumulators& partial, int) const {
+    // Block-wise: the k-tile's scale per row and block of columns.
+    const float b00 = la0_ * lb0_, b10 = la1_ * lb0_, b01 = la0_ * lb1_, b11 = la1_ * lb1_;
     TILEPIPE_UNROLL
     for (int i = 0; i < kRegisters; ++i) {
       const bool second_row = (i / 2) % 2 != 0;
       float s;
-      if constexpr (Mode == Fp8Scaling::kTensorwise) {
+      if constexpr (Mode == Fp8Scaling::kBlockwise) {
+        const bool second_block = kBlocksN == 2 && i >= kRegisters / 2;  // columns 128..
+        s = second_block ? (second_row ? b11 : b01) : (second_row ? b10 : b00);
+      } else if constexpr (Mode == Fp8Scaling::kTensorwise) {
         s = s0_;
-      } else if constexpr (kBlocksN == 2) {
-        const bool second_block = i >= kRegisters / 2;  // columns 128.. (col_of: 8 * (i / 4))
-        s = second_block ? (second_row ? s3_ : s2_) : (second_row ? s1_ : s0_);
       } else {
         s = second_row ? s1_ : s0_;
       }
@@ -103,23 +94,27 @@ class Fp8ScaleFold {
   }
 
  private:
-  // Starts loading the scales of k-block `kb` (block-wise).
-  TILEPIPE_DEVICE void load(int kb) {
-    const std::int64_t ka = static_cast<std::int64_t>(kb) * ld_a_;
-    la0_ = __ldg(a0_ + ka);
-    la1_ = __ldg(a1_ + ka);
-    lb0_ = __ldg(b0_ + kb);
-    if constexpr (kBlocksN == 2) lb1_ = __ldg(b1_ + kb);
+  // Starts loading the scales of the next k-block: the unit's first, then each one after it up to
+  // K's last, which is then loaded again.
+  TILEPIPE_DEVICE void load() {
+    la0_ = __ldg(a_);
+    la1_ = __ldg(a_ + a1_);
+    lb0_ = __ldg(b_);
+    if constexpr (kBlocksN == 2) lb1_ = __ldg(b_ + b1_);
+    if (--blocks_left_ > 0) {
+      a_ += ld_a_;
+      ++b_;
+    }
   }
 
-  float s0_ = 0.0f, s1_ = 0.0f, s2_ = 0.0f, s3_ = 0.0f;      // this k-tile's, per row and block
-  float la0_ = 0.0f, la1_ = 0.0f, lb0_ = 0.0f, lb1_ = 0.0f;  // the next one's, as loaded
-  const float* a0_ = nullptr;  // scale_a of this thread's two rows, k-block 0
-  const float* a1_ = nullptr;
-  const float* b0_ = nullptr;  // scale_b of the tile's (two) blocks of columns, k-block 0
-  const float* b1_ = nullptr;
+  float s0_ = 0.0f, s1_ = 0.0f;  // tensorwise: the scale; row-wise: this thread's two rows'
+  float la0_ = 0.0f, la1_ = 0.0f, lb0_ = 0.0f, lb1_ = 0.0f;  // block-wise: the k-tile's, loading
+  const float* a_ = nullptr;  // scale_a of this thread's first row, the next k-block to load
+  int a1_ = 0;                // from it to its second row's
+  const float* b_ = nullptr;  // scale_b of the tile's first block of columns, the same k-block
+  std::int64_t b1_ = 0;       // from it to the second block's (a 256-wide tile)
   std::int64_t ld_a_ = 0;
-  int k_block_ = 0, last_k_block_ = 0;
+  int blocks_left_ = 0;  // k-blocks from the next one to load to K's last
 };
 
 }  // namespace detail

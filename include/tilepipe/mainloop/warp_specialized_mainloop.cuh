@@ -167,21 +167,22 @@ class WarpSpecializedMainloop {
 
   //! The per-k-block accumulate seam: `consume`, but with each k-tile's product handed to
   //! `on_k_block` rather than added by the tensor cores. For k-tile `kt` (0 for the unit's first)
-  //! the wgmmas compute `partial = A_kt * B_kt` in a second set of accumulators; once they have
-  //! completed and the slot is released, the whole warpgroup calls `on_k_block(acc, partial, kt)`,
-  //! which folds `partial` into `acc` (which starts at zero) on the CUDA cores: scaled per k-block
-  //! (FP8 with block scales, gemm/gemm_fp8.cuh), or just added in f32, where the tensor cores'
-  //! own accumulation keeps too few bits (fp8). The block's other consumer warpgroups' wgmmas
-  //! keep the tensor cores busy while this one folds. Where `on_k_block` has a member
-  //! `void prefetch(int kt)`, it is called for `kt = 0, 1, ...` before waiting for k-tile `kt`'s
-  //! slot: loads it starts there (the scales) overlap the wait and the wgmmas. `while_in_flight`
-  //! is called as `consume` calls it (once the first k-tile's wgmmas are issued).
+  //! the wgmmas compute `partial = A_kt * B_kt` in one of two further sets of accumulators; once
+  //! they have completed and the slot is released, the whole warpgroup calls
+  //! `on_k_block(acc, partial, kt)`, which folds `partial` into `acc` (which starts at zero) on the
+  //! CUDA cores: scaled per k-block (FP8 with block scales, gemm/gemm_fp8.cuh), or just added in
+  //! f32, where the tensor cores' own accumulation keeps too few bits (fp8). k-tile `kt + 1`'s
+  //! wgmmas are issued into the other set before k-tile `kt` is folded, so that the tensor cores
+  //! run through the fold (three sets of accumulators: the consumers' `setmaxnreg` budget, not the
+  //! launch's 168, must hold them). Where `on_k_block` has a member `void prefetch(int kt)`, it is
+  //! called with `kt = 0` at the start and with `kt + 1` after k-tile `kt` is folded (`k_tiles`
+  //! last, past the unit's end): loads it starts there (the scales) overlap a k-tile's wgmmas.
+  //! `while_in_flight` is called before the first k-tile's wait: work of the previous tile, such as
+  //! the rest of its epilogue, then overlaps the other consumers' wgmmas.
   //!
   //! `stagger_barrier` >= 0 (two cooperative consumers, `rows` 0 and 1, both calling with it):
   //! consumer 1 issues its first k-tile's wgmmas only once consumer 0's have completed (named
-  //! barrier `stagger_barrier`, 256 threads). Otherwise both wait for the same slots, issue
-  //! together and fold together, and the tensor cores idle through every fold; half a k-tile
-  //! apart, each folds while the other's wgmmas run (+2-20% on an H200, performance log 44).
+  //! barrier `stagger_barrier`, 256 threads), so that the two fold at different times.
   template <class Hook, class OnKBlock>
   TILEPIPE_DEVICE void consume(Accumulators& acc, State& state, int rows, int k_tiles,
                                Hook&& while_in_flight, OnKBlock&& on_k_block,
@@ -193,25 +194,60 @@ class WarpSpecializedMainloop {
     }
     const int a_offset = rows * 64 * kTileK;
     const bool releases = threadIdx.x % 32 == 0;  // one arrival per warp
-    Accumulators partial;
-    for (int kt = 0; kt < k_tiles; ++kt) {
-      if constexpr (HasPrefetch<OnKBlock>::value) on_k_block.prefetch(kt);
-      ring_.consumer_wait(state);
-      const int traced = traced_.next();
-      trace::record(trace::Event::kWaitDone, traced);
-      if (kt == 0 && rows == 1 && stagger_barrier >= 0)
-        arch::named_barrier_sync(stagger_barrier, 256);
-      Mma::issue(partial, s_.a[state.index()] + a_offset, s_.b[state.index()],
-                 /*accumulate=*/false);
-      if (kt == 0) while_in_flight();
-      arch::wgmma_wait_group<0>();
+    const int traced = traced_.take(k_tiles);     // k-tile 0's number in the trace
+    // Waits for the slot `ahead` (0 or 1) past `state`'s, the next to fold, and issues its k-tile
+    // (`kt`)'s wgmmas into `partial`.
+    const auto issue = [&](Accumulators& partial, int ahead, int kt) {
+      State st = state;
+      if (ahead != 0) st.advance();
+      ring_.consumer_wait(st);
+      trace::record(trace::Event::kWaitDone, traced + kt);
+      Mma::issue(partial, s_.a[st.index()] + a_offset, s_.b[st.index()], /*accumulate=*/false);
+    };
+    // k-tile `kt`'s wgmmas have completed: releases its slot, folds `partial`.
+    const auto fold = [&](Accumulators& partial, int kt) {
       arch::wgmma_fence_operands(partial.x);
-      if (kt == 0 && rows == 0 && stagger_barrier >= 0)
-        arch::named_barrier_arrive(stagger_barrier, 256);
-      trace::record(trace::Event::kMmaDone, traced);
+      trace::record(trace::Event::kMmaDone, traced + kt);
       if (releases) ring_.consumer_release(state);
       state.advance();
       on_k_block(acc, static_cast<const Accumulators&>(partial), kt);
+      if constexpr (HasPrefetch<OnKBlock>::value) on_k_block.prefetch(kt + 1);
+    };
+    const auto staggered = [&](int kt) {
+      if (kt == 0 && rows == 0 && stagger_barrier >= 0)
+        arch::named_barrier_arrive(stagger_barrier, 256);
+    };
+
+    if constexpr (HasPrefetch<OnKBlock>::value) on_k_block.prefetch(0);
+    while_in_flight();
+    if (rows == 1 && stagger_barrier >= 0) arch::named_barrier_sync(stagger_barrier, 256);
+    Accumulators p0, p1;
+    int kt = 0;
+    // Chunks of four k-tiles, straight-line: k-tile kt + 1's wgmmas are issued before kt is
+    // folded. The chunk's last k-tile folds with none of the warpgroup's own wgmmas in flight:
+    // where a group is still in flight across a loop's back edge or a branch, ptxas serializes
+    // every wgmma of the kernel (C7514).
+    for (; kt + 4 <= k_tiles; kt += 4) {
+      issue(p0, 0, kt);
+      issue(p1, 1, kt + 1);
+      arch::wgmma_wait_group<1>();
+      fold(p0, kt);
+      staggered(kt);
+      issue(p0, 1, kt + 2);
+      arch::wgmma_wait_group<1>();
+      fold(p1, kt + 1);
+      issue(p1, 1, kt + 3);
+      arch::wgmma_wait_group<1>();
+      fold(p0, kt + 2);
+      arch::wgmma_wait_group<0>();
+      fold(p1, kt + 3);
+    }
+    // The rest, one k-tile at a time.
+    for (; kt < k_tiles; ++kt) {
+      issue(p0, 0, kt);
+      arch::wgmma_wait_group<0>();
+      fold(p0, kt);
+      staggered(kt);
     }
   }
 

@@ -68,8 +68,15 @@ struct KTileCounter {
 #if defined(TILEPIPE_TRACE)
   int next_ = 0;
   TILEPIPE_DEVICE int next() { return next_++; }
+  //! The number of the first of `n` k-tiles, and counts them all.
+  TILEPIPE_DEVICE int take(int n) {
+    const int first = next_;
+    next_ += n;
+    return first;
+  }
 #else
   TILEPIPE_DEVICE int next() { return 0; }
+  TILEPIPE_DEVICE int take(int) { return 0; }
 #endif
 };
 
