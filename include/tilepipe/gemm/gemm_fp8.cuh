@@ -131,10 +131,7 @@ class GemmFp8Sm90 {
     return s;
   }
 
-  static bool available() {
-    int device = 0;
-    return cudaGetDevice(&device) == cudaSuccess && hopper_tier_available(device);
-  }
+  static bool available() { return hopper_tier_on_current_device(); }
 
   //! The device-free checks: extents, A, B and D (A and B 16-byte aligned with leading
   //! dimensions of a multiple of 16 bytes, as TMA needs), the scales, split-K, stream-K and the
@@ -158,13 +155,8 @@ class GemmFp8Sm90 {
   }
 
   static Status can_implement(const Arguments& a) {
-    Status s = check_arguments(a);
-    if (!s) return s;
-    if (!available())
-      return Status::error(Status::Code::kUnsupportedDevice,
-                           "GemmFp8Sm90: the current device does not run the Hopper tier (it "
-                           "needs an sm_90 GPU and a build for sm_90a, CMake architecture 90a)");
-    return Status::success();
+    const Status s = check_arguments(a);
+    return s ? detail::hopper_tier_status("GemmFp8Sm90") : s;
   }
 
   static Status run(const Arguments& a, cudaStream_t stream = nullptr) {

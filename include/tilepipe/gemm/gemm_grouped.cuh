@@ -95,10 +95,7 @@ class GemmGroupedSm90 {
                 "GemmGroupedSm90: this tile and stage count need more shared memory than an sm_90 "
                 "block has (227 KB) beside the group table; use fewer stages or a smaller tile");
 
-  static bool available() {
-    int device = 0;
-    return cudaGetDevice(&device) == cudaSuccess && hopper_tier_available(device);
-  }
+  static bool available() { return hopper_tier_on_current_device(); }
 
   //! The device-free checks; each failure names the argument.
   static Status check_arguments(const Arguments& a) {
@@ -143,13 +140,8 @@ class GemmGroupedSm90 {
 
   //! `check_arguments`, then the device: an sm_90 GPU running `sm_90a` code.
   static Status can_implement(const Arguments& a) {
-    Status s = check_arguments(a);
-    if (!s) return s;
-    if (!available())
-      return Status::error(Status::Code::kUnsupportedDevice,
-                           "GemmGroupedSm90: the current device does not run the Hopper tier (it "
-                           "needs an sm_90 GPU and a build for sm_90a, CMake architecture 90a)");
-    return Status::success();
+    const Status s = check_arguments(a);
+    return s ? detail::hopper_tier_status("GemmGroupedSm90") : s;
   }
 
   //! Checks, builds the tensor maps and launches on `stream` (asynchronously; no host read of the

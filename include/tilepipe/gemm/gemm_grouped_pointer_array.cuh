@@ -217,10 +217,7 @@ class GemmGroupedPointerArraySm90 {
     return 2 * g * sizeof(CUtensorMap) + (g * sizeof(int) + 127) / 128 * 128;
   }
 
-  static bool available() {
-    int device = 0;
-    return cudaGetDevice(&device) == cudaSuccess && hopper_tier_available(device);
-  }
+  static bool available() { return hopper_tier_on_current_device(); }
 
   //! The device-free checks of what the host holds; each failure names the argument.
   static Status check_arguments(const Arguments& a) {
@@ -253,13 +250,8 @@ class GemmGroupedPointerArraySm90 {
 
   //! `check_arguments`, then the device: an sm_90 GPU running `sm_90a` code.
   static Status can_implement(const Arguments& a) {
-    Status s = check_arguments(a);
-    if (!s) return s;
-    if (!available())
-      return Status::error(Status::Code::kUnsupportedDevice,
-                           "GemmGroupedPointerArraySm90: the current device does not run the "
-                           "Hopper tier (it needs an sm_90 GPU and a build for sm_90a)");
-    return Status::success();
+    const Status s = check_arguments(a);
+    return s ? detail::hopper_tier_status("GemmGroupedPointerArraySm90") : s;
   }
 
   //! Checks, encodes the template maps and launches both kernels on `stream` (asynchronously, no

@@ -117,10 +117,7 @@ class GemmSm90 {
 
   //! Whether the current device runs this tier: an sm_90 GPU, and this program's code for it
   //! compiled for `sm_90a`. (A build for plain `90` has the Ampere tier only.)
-  static bool available() {
-    int device = 0;
-    return cudaGetDevice(&device) == cudaSuccess && hopper_tier_available(device);
-  }
+  static bool available() { return hopper_tier_on_current_device(); }
 
   //! The device-free checks: GemmMultistage's with A and B 16-byte aligned (TMA's base addresses
   //! and strides must be multiples of 16 bytes; a D that is not is written from the registers, C
@@ -142,13 +139,8 @@ class GemmSm90 {
 
   //! `check_arguments`, then the device: an sm_90 GPU running `sm_90a` code.
   static Status can_implement(const Arguments& a) {
-    Status s = check_arguments(a);
-    if (!s) return s;
-    if (!available())
-      return Status::error(Status::Code::kUnsupportedDevice,
-                           "GemmSm90: the current device does not run the Hopper tier (it needs an "
-                           "sm_90 GPU and a build for sm_90a, CMake architecture 90a)");
-    return Status::success();
+    const Status s = check_arguments(a);
+    return s ? detail::hopper_tier_status("GemmSm90") : s;
   }
 
   //! Checks, builds the tensor maps and launches on `stream`; returns the first error and then

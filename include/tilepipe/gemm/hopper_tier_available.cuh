@@ -6,6 +6,9 @@
 #include <cuda_runtime.h>
 
 #include <atomic>
+#include <string>
+
+#include "../status.cuh"
 
 namespace tilepipe {
 
@@ -54,5 +57,25 @@ inline bool hopper_tier_available(int device) {
   known[device].store(yes ? 1 : -1, std::memory_order_relaxed);
   return yes;
 }
+
+//! Whether the current device runs the Hopper tier (hopper_tier_available).
+inline bool hopper_tier_on_current_device() {
+  int device = 0;
+  return cudaGetDevice(&device) == cudaSuccess && hopper_tier_available(device);
+}
+
+namespace detail {
+
+//! The device half of a Hopper-tier GEMM's `can_implement`: success where the current device runs
+//! the tier, otherwise kUnsupportedDevice naming the GEMM `who`.
+inline Status hopper_tier_status(const char* who) {
+  if (hopper_tier_on_current_device()) return Status::success();
+  return Status::error(Status::Code::kUnsupportedDevice,
+                       std::string(who) +
+                           ": the current device does not run the Hopper tier (it needs an sm_90 "
+                           "GPU and a build for sm_90a, CMake architecture 90a)");
+}
+
+}  // namespace detail
 
 }  // namespace tilepipe
