@@ -434,6 +434,49 @@ TEST(GemmFp8, RefusesBadArguments) {
   refused(g, "ldd");
 }
 
+// K = 0: no k-tile, so D = output_op(0) (times B's scales, row-wise: 0 again) in every element,
+// with A and B null (never read) and block-wise scales of no element. The tensorwise and row-wise
+// folds still read their scales, which must be the caller's, not null (a fault before 2026-11-28).
+template <Fp8Scaling S>
+void run_k_zero() {
+  using G = Fp8<__nv_fp8_e4m3, __nv_bfloat16, S>;
+  const int m = 130, n = 300, ldd = 307;
+  DeviceBuffer<__nv_bfloat16> d(static_cast<std::size_t>(m) * ldd);
+  DeviceBuffer<float> sa(m), sb(n);
+  ASSERT_TRUE(d.ok() && sa.ok() && sb.ok());
+  ASSERT_EQ(sa.upload(std::vector<float>(m, 2.0f)), cudaSuccess);
+  ASSERT_EQ(sb.upload(std::vector<float>(n, 0.5f)), cudaSuccess);
+  ASSERT_EQ(d.poison(0x7B), cudaSuccess);
+  typename G::Arguments g;
+  g.m = m, g.n = n, g.k = 0;
+  g.d = d.get(), g.ldd = ldd;
+  if (S != Fp8Scaling::kBlockwise) g.scale_a = sa.get(), g.scale_b = sb.get();
+  const tilepipe::Status st = G::run(g);
+  ASSERT_TRUE(st) << mode_name(S) << ": " << st.message();
+  ASSERT_EQ(tptest::synchronize_within(60.0, "GemmFp8 K = 0"), cudaSuccess) << mode_name(S);
+  std::vector<__nv_bfloat16> out;
+  ASSERT_EQ(d.download(out), cudaSuccess);
+  int bad = 0;
+  for (int i = 0; i < m; ++i) {
+    for (int j = 0; j < ldd; ++j) {
+      const __nv_bfloat16 got = out[static_cast<std::size_t>(i) * ldd + j];
+      unsigned short bits;
+      std::memcpy(&bits, &got, sizeof bits);
+      const bool ok = j < n ? tptest::to_float_host(got) == 0.0f : bits == 0x7B7B;
+      if (!ok && bad++ < 5)
+        ADD_FAILURE() << mode_name(S) << ": D(" << i << ", " << j << ") has bits " << bits
+                      << (j < n ? ", not 0" : ": D's padding was written");
+    }
+  }
+}
+
+TEST(GemmFp8, KZeroWritesOutputOfZero) {
+  TP_REQUIRE_HOPPER_TIER(fp8_available());
+  run_k_zero<Fp8Scaling::kTensorwise>();
+  run_k_zero<Fp8Scaling::kRowwise>();
+  run_k_zero<Fp8Scaling::kBlockwise>();
+}
+
 // The randomized test: TILEPIPE_FP8_FUZZ_COUNT problems (default: TILEPIPE_FUZZ_COUNT, at most
 // 1000; dimensions up to TILEPIPE_FUZZ_MAX_DIM, at most 700), each a random mode, type,
 // output, shape (K a multiple of 16), padding, split-K or stream-K; exact values (every element

@@ -182,7 +182,9 @@ class GemmFp8Sm90 {
     Host::attach_workspace(p, a.workspace);
     const auto g = gemm_arguments(a);
     s = Epilogue::make_params(p.epilogue, output_params(g), 0, 0, 1);
-    if (!s || a.k == 0) return renamed(s);
+    if (!s) return renamed(s);
+    // The fold is built for every unit, also with K = 0, where tensorwise and row-wise read
+    // their scales in its constructor (block-wise reads none without a k-tile).
     p.k_block.a = a.scale_a;
     p.k_block.b = a.scale_b;
     p.k_block.ld_a = a.ld_scale_a;
@@ -190,6 +192,7 @@ class GemmFp8Sm90 {
     p.k_block.m = a.m;
     p.k_block.blocks_n = (a.n + kFp8ScaleBlock - 1) / kFp8ScaleBlock;
     p.k_block.k_blocks = (a.k + kFp8ScaleBlock - 1) / kFp8ScaleBlock;
+    if (a.k == 0) return Status::success();  // A and B are not read
     return renamed(
         Mainloop::Loader::make_params(p.load, a.a, a.lda, 0, a.b, a.ldb, 0, a.m, a.n, a.k, 1));
   }
@@ -233,6 +236,8 @@ class GemmFp8Sm90 {
         return invalid(std::string(name) + " is not aligned to 4 bytes (f32 scales)");
       return Status::success();
     };
+    // Block-wise scales of K = 0 have no element, and none is read.
+    if (Scaling == Fp8Scaling::kBlockwise && a.k == 0) return Status::success();
     Status s = vector("scale_a", a.scale_a);
     if (s) s = vector("scale_b", a.scale_b);
     if (!s || Scaling != Fp8Scaling::kBlockwise) return s;
