@@ -165,6 +165,26 @@ class WarpSpecializedMainloop {
     if (releases) ring_.consumer_release(in_flight);
   }
 
+  //! In place of `consume` for a cooperative consumer with no row to multiply in this tile (its
+  //! 64 rows lie past a grouped GEMM's group end): waits for each of the `k_tiles` slots and
+  //! releases it at once, issuing no wgmma, so that the other consumer's wgmmas run alone on the
+  //! tensor cores. `while_in_flight` as `consume`'s; `acc` is not written.
+  template <class Hook>
+  TILEPIPE_DEVICE void skip(State& state, int k_tiles, Hook&& while_in_flight) {
+    while_in_flight();
+    traced_.take(k_tiles);
+    // The ring counts one arrival per warp: its lane 0 alone waits and arrives.
+    if (threadIdx.x % 32 == 0) {
+      State st = state;
+      for (int kt = 0; kt < k_tiles; ++kt) {
+        ring_.consumer_wait(st);
+        ring_.consumer_release(st);
+        st.advance();
+      }
+    }
+    state.advance(k_tiles);
+  }
+
   //! The per-k-block accumulate seam: `consume`, but with each k-tile's product handed to
   //! `on_k_block` rather than added by the tensor cores. For k-tile `kt` (0 for the unit's first)
   //! the wgmmas compute `partial = A_kt * B_kt` in one of two further sets of accumulators; once
