@@ -25,6 +25,7 @@
 #include "../epilogue/warpgroup_partials.cuh"
 #include "grouped_scheduler.cuh"
 #include "hopper_tier_available.cuh"
+#include "unit_place.cuh"
 
 namespace tilepipe {
 namespace detail {
@@ -68,6 +69,7 @@ struct GemmKernelSm90 {
   //! (`Params::work`), so one kernel runs all three; or a grouped GEMM's tiles.
   using Scheduler = std::conditional_t<kGrouped, Grouped, WorkScheduler<Raster>>;
   using Accumulators = typename Mainloop::Accumulators;
+  using Place = detail::UnitPlace<Tile::kM, Tile::kN, Mainloop::kClusterM>;
   using Partials = WarpgroupPartials<Accumulators>;
   static constexpr int kThreads = Mainloop::kThreads;
   //! Registers per thread after `setmaxnreg`: the producer needs few, the consumers hold the
@@ -178,11 +180,11 @@ struct GemmKernelSm90 {
         for (int j = 0; j < units; ++j) {
           const auto u = work.unit(worker, j);
           if constexpr (kPointerArrays)
-            mainloop.produce(p.work.maps_of(u.group, group), state, m0_of(u, rank), n0_of(u),
-                             batch_of(u), u.k_begin, u.k_end);
+            mainloop.produce(p.work.maps_of(u.group, group), state, Place::m0_of(u, rank),
+                             Place::n0_of(u), Place::batch_of(u), u.k_begin, u.k_end);
           else
-            mainloop.produce(p.load, state, m0_of(u, rank), n0_of(u), batch_of(u), u.k_begin,
-                             u.k_end);
+            mainloop.produce(p.load, state, Place::m0_of(u, rank), Place::n0_of(u),
+                             Place::batch_of(u), u.k_begin, u.k_end);
         }
         mainloop.produce_tail(state);
       }
@@ -210,13 +212,14 @@ struct GemmKernelSm90 {
           if constexpr (kFoldsKBlocks) {
             mainloop.consume(
                 acc, state, 0, u.k_end - u.k_begin, [] {},
-                KBlockOp(p.k_block, m0_of(u, rank), n0_of(u), batch_of(u), u.k_begin));
+                KBlockOp(p.k_block, Place::m0_of(u, rank), Place::n0_of(u), Place::batch_of(u),
+                         u.k_begin));
           } else {
             mainloop.consume(acc, state, 0, u.k_end - u.k_begin);
           }
           if (j + 1 < units) arch::named_barrier_arrive(kOrderBarrier + other, 256);
           if (completes(p, acc, j, rank * Tile::kConsumersPerTile, 1 + consumer))
-            store_tile(epilogue, acc, p, u, m0_of(u, rank));
+            store_tile(epilogue, acc, p, u, Place::m0_of(u, rank));
         }
       } else {
         for (int j = 0; j < units; ++j) {
@@ -225,29 +228,29 @@ struct GemmKernelSm90 {
           if constexpr (kFoldsKBlocks) {
             const auto u = work.unit(worker, j);
             mainloop.consume(
-                acc, state, consumer, k_tiles_of(u), [&] { epilogue.drain(p.epilogue); },
-                KBlockOp(p.k_block, m0_of(u, rank) + 64 * consumer, n0_of(u), batch_of(u),
-                         u.k_begin),
+                acc, state, consumer, Place::k_tiles_of(u), [&] { epilogue.drain(p.epilogue); },
+                KBlockOp(p.k_block, Place::m0_of(u, rank) + 64 * consumer, Place::n0_of(u),
+                         Place::batch_of(u), u.k_begin),
                 kStaggerBarrier);
           } else if constexpr (kGrouped) {
             // Rows past the group's end are never stored: a consumer with none of its own
             // leaves the tensor cores to the other, which then finishes in about half the time
             // (a small group's last tile).
             const auto u = work.unit(worker, j);
-            if (m0_of(u, rank) + 64 * consumer >= u.row_end)
-              mainloop.skip(state, k_tiles_of(u), [&] { epilogue.drain(p.epilogue); });
+            if (Place::m0_of(u, rank) + 64 * consumer >= u.row_end)
+              mainloop.skip(state, Place::k_tiles_of(u), [&] { epilogue.drain(p.epilogue); });
             else
-              mainloop.consume(acc, state, consumer, k_tiles_of(u),
+              mainloop.consume(acc, state, consumer, Place::k_tiles_of(u),
                                [&] { epilogue.drain(p.epilogue); });
           } else {
-            mainloop.consume(acc, state, consumer, k_tiles_of(work.unit(worker, j)),
+            mainloop.consume(acc, state, consumer, Place::k_tiles_of(work.unit(worker, j)),
                              [&] { epilogue.drain(p.epilogue); });
           }
           // A block of a cluster whose tile lies past M still loads and multiplies (its peers
           // need its part of B); the epilogue writes nothing there.
           if (completes(p, acc, j, rank * Tile::kConsumersPerTile + consumer, 1 + consumer)) {
             const auto u = unit_anew(work, j);
-            begin_tile(epilogue, acc, p, u, m0_of(u, rank) + 64 * consumer);
+            begin_tile(epilogue, acc, p, u, Place::m0_of(u, rank) + 64 * consumer);
           } else {
             epilogue.skip();
           }
@@ -258,29 +261,11 @@ struct GemmKernelSm90 {
     }
   }
 
-  template <class Unit>
-  TILEPIPE_DEVICE static int k_tiles_of(const Unit& u) {
-    return u.k_end - u.k_begin;
-  }
-
-  // The first row of the tile of unit `u` that the block of rank `rank` computes, its first
-  // column, and the batch (a grouped unit's group) its A and B tiles come from.
-  TILEPIPE_DEVICE static int m0_of(const WorkUnit& u, int rank) {
-    return (u.tile.m * kClusterM + rank) * Tile::kM;
-  }
-  TILEPIPE_DEVICE static int m0_of(const GroupedUnit& u, int rank) {
-    return u.row0 + rank * Tile::kM;
-  }
-  TILEPIPE_DEVICE static int n0_of(const WorkUnit& u) { return u.tile.n * Tile::kN; }
-  TILEPIPE_DEVICE static int n0_of(const GroupedUnit& u) { return u.n0; }
-  TILEPIPE_DEVICE static int batch_of(const WorkUnit& u) { return u.tile.batch; }
-  TILEPIPE_DEVICE static int batch_of(const GroupedUnit& u) { return u.group; }
-
   // The epilogue of unit `u`'s warpgroup tile at row `m0`: a grouped unit's stops at its group's
   // end (the next group's rows follow in D); a pointer-array group's goes to its own D.
   TILEPIPE_DEVICE static void begin_tile(Epilogue& e, const Accumulators& acc, const Params& p,
                                          const WorkUnit& u, int m0) {
-    e.begin(acc, p.epilogue, m0, n0_of(u), u.tile.batch);
+    e.begin(acc, p.epilogue, m0, Place::n0_of(u), u.tile.batch);
   }
   TILEPIPE_DEVICE static void begin_tile(Epilogue& e, const Accumulators& acc, const Params& p,
                                          const GroupedUnit& u, int m0) {

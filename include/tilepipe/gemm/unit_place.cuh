@@ -1,0 +1,36 @@
+#pragma once
+//! \file
+//! UnitPlace: where the tile of a unit of work lies, for the persistent Hopper kernel
+//! (GemmKernelSm90): its first row and column, the batch its A and B tiles come from and its
+//! k-tiles, for a dense unit (WorkUnit: a tile, a split-K slice or a stream-K segment) and for a
+//! grouped one (GroupedUnit) alike, so that the kernel's roles read the same for both.
+
+#include "../detail/macros.cuh"
+#include "../layout/tile_scheduler.cuh"
+#include "grouped_scheduler.cuh"
+
+namespace tilepipe::detail {
+
+//! \tparam TileM, TileN  a block's tile
+//! \tparam ClusterM      blocks of a cluster, which take `ClusterM` tiles of one column per item
+template <int TileM, int TileN, int ClusterM>
+struct UnitPlace {
+  template <class Unit>
+  TILEPIPE_DEVICE static int k_tiles_of(const Unit& u) {
+    return u.k_end - u.k_begin;
+  }
+
+  //! The first row of the tile of unit `u` that the block of rank `rank` in its cluster computes.
+  TILEPIPE_DEVICE static int m0_of(const WorkUnit& u, int rank) {
+    return (u.tile.m * ClusterM + rank) * TileM;
+  }
+  TILEPIPE_DEVICE static int m0_of(const GroupedUnit& u, int rank) { return u.row0 + rank * TileM; }
+
+  //! Its first column, and the batch (a grouped unit's group) its A and B tiles come from.
+  TILEPIPE_DEVICE static int n0_of(const WorkUnit& u) { return u.tile.n * TileN; }
+  TILEPIPE_DEVICE static int n0_of(const GroupedUnit& u) { return u.n0; }
+  TILEPIPE_DEVICE static int batch_of(const WorkUnit& u) { return u.tile.batch; }
+  TILEPIPE_DEVICE static int batch_of(const GroupedUnit& u) { return u.group; }
+};
+
+}  // namespace tilepipe::detail
