@@ -436,7 +436,7 @@ TEST(GemmFp8, RefusesBadArguments) {
 
 // K = 0: no k-tile, so D = output_op(0) (times B's scales, row-wise: 0 again) in every element,
 // with A and B null (never read) and block-wise scales of no element. The tensorwise and row-wise
-// folds still read their scales, which must be the caller's, not null (a fault before 2026-11-28).
+// folds still read their scales, which must be the caller's, not null.
 template <Fp8Scaling S>
 void run_k_zero() {
   using G = Fp8<__nv_fp8_e4m3, __nv_bfloat16, S>;

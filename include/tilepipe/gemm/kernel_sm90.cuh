@@ -237,11 +237,10 @@ struct GemmKernelSm90 {
             // leaves the tensor cores to the other, which then finishes in about half the time
             // (a small group's last tile).
             const auto u = work.unit(worker, j);
+            const auto drain = [&] { epilogue.drain(p.epilogue); };
             if (Place::m0_of(u, rank) + 64 * consumer >= u.row_end)
-              mainloop.skip(state, Place::k_tiles_of(u), [&] { epilogue.drain(p.epilogue); });
-            else
-              mainloop.consume(acc, state, consumer, Place::k_tiles_of(u),
-                               [&] { epilogue.drain(p.epilogue); });
+              mainloop.skip(state, Place::k_tiles_of(u), drain);
+            else mainloop.consume(acc, state, consumer, Place::k_tiles_of(u), drain);
           } else {
             mainloop.consume(acc, state, consumer, Place::k_tiles_of(work.unit(worker, j)),
                              [&] { epilogue.drain(p.epilogue); });
