@@ -97,6 +97,7 @@ struct GroupedMmProblem {
   std::int64_t ldb = 0, batch_stride_b = 0;
   void* d_data = nullptr;
   std::int64_t ldd = 0, batch_stride_d = 0;
+  void* claims = nullptr;  //!< an int32 on the device: the blocks claim tiles on demand
 };
 
 //! Runs `p` on `stream` in one launch, with no host read of the sizes (sizes out of range are

@@ -33,6 +33,8 @@ tilepipe::Status run_grouped(const GroupedMmProblem& p, cudaStream_t stream) {
   args.d = static_cast<D*>(p.d_data);
   args.ldd = p.ldd;
   args.batch_stride_d = p.batch_stride_d;
+  args.workspace = p.claims;
+  args.workspace_bytes = p.claims != nullptr ? Gemm::workspace_size(args) : 0;
   return Gemm::run(args, stream);
 }
 

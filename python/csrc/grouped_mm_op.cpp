@@ -142,6 +142,9 @@ at::Tensor grouped(const char* who, const at::Tensor& a_in, const at::Tensor& b_
   const Lines b = tma_lines(n_major ? b_in : b_in.transpose(1, 2));
   const at::Tensor sizes =
       sizes_in ? sizes_in->contiguous() : at::full({groups}, rows, a_in.options().dtype(at::kInt));
+  // The counter with which the blocks claim tiles on demand (groups of unequal size make tiles of
+  // unequal cost); the GEMM zeroes it on the stream.
+  const at::Tensor claims = at::empty({1}, a_in.options().dtype(at::kInt));
 
   tilepipe_torch::GroupedMmProblem p;
   p.ab = type == at::kBFloat16 ? DType::kBF16 : DType::kF16;
@@ -162,6 +165,7 @@ at::Tensor grouped(const char* who, const at::Tensor& a_in, const at::Tensor& b_
   p.d_data = d.mutable_data_ptr();
   p.ldd = n;
   p.batch_stride_d = masked ? rows * n : 0;
+  p.claims = claims.mutable_data_ptr();
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream(d.get_device()).stream();
   const tilepipe::Status status = tilepipe_torch::run_grouped_mm(p, stream);
   if (!status) {

@@ -54,14 +54,21 @@ struct Problem {
   std::vector<int> sizes;               // offs or counts, as they are uploaded (possibly bad)
   int pad_a = 0, pad_b = 0, pad_d = 0;  // extra elements of each line (A's, B's rounded up to 8)
   float alpha = 1.0f;
+  bool on_demand = true;  // tiles claimed through a workspace (as the PyTorch operator does)
 };
+
+// The workspace of every on-demand launch, poisoned before each: `run` must zero it.
+DeviceBuffer<unsigned>& claims() {
+  static DeviceBuffer<unsigned> c(1);
+  return c;
+}
 
 std::string describe(const Problem& p) {
   std::string s = std::string(p.form == GroupedForm::kMasked ? "masked" : "contiguous") + " m " +
                   std::to_string(p.m) + " n " + std::to_string(p.n) + " k " + std::to_string(p.k) +
                   " G " + std::to_string(p.sizes.size()) + " pads " + std::to_string(p.pad_a) +
                   "/" + std::to_string(p.pad_b) + "/" + std::to_string(p.pad_d) + " alpha " +
-                  std::to_string(p.alpha) + " sizes";
+                  std::to_string(p.alpha) + (p.on_demand ? " on demand" : " dealt") + " sizes";
   for (std::size_t g = 0; g < p.sizes.size() && g < 12; ++g) s += " " + std::to_string(p.sizes[g]);
   return s + (p.sizes.size() > 12 ? " ..." : "");
 }
@@ -143,11 +150,13 @@ class GroupedCase {
     a.d = d_.get() + kGuard, a.ldd = ldd_, a.batch_stride_d = stride_d_;
     a.alpha = p_.alpha;
     a.status = status_.get();
+    if (p_.on_demand) a.workspace = claims().get(), a.workspace_bytes = claims().bytes();
     return a;
   }
 
   cudaError_t poison() {
     cudaError_t e = d_.poison(kPoison);
+    if (e == cudaSuccess) e = claims().poison(kPoison);
     return e == cudaSuccess ? status_.poison(kPoison) : e;
   }
 
@@ -311,8 +320,13 @@ TEST(GemmGrouped, ContiguousBf16) {
   ps[5].alpha = 0.5f;
   ps[2].pad_b = 8, ps[2].pad_d = 8;
   std::uint32_t seed = 1;
-  for (const Problem& p : ps)
-    EXPECT_TRUE((run_problem<__nv_bfloat16, __nv_bfloat16, Layout::kColumnMajor>(p, seed++)));
+  for (Problem p : ps) {
+    for (bool on_demand : {true, false}) {
+      p.on_demand = on_demand;
+      EXPECT_TRUE((run_problem<__nv_bfloat16, __nv_bfloat16, Layout::kColumnMajor>(p, seed)));
+    }
+    ++seed;
+  }
 }
 
 TEST(GemmGrouped, OneAnd256Groups) {
@@ -440,6 +454,7 @@ TEST(GemmGrouped, ContiguousCallAsInReadme) {
   __nv_bfloat16* y = given.d;        // [tokens, n]
   const int* offs = given.offs;      // on the device
   int* status = given.status;
+  void* claims = given.workspace;  // 4 bytes on the device
   cudaStream_t stream = nullptr;
 
   // [readme:grouped_contiguous]
@@ -453,6 +468,7 @@ TEST(GemmGrouped, ContiguousCallAsInReadme) {
   args.b = w, args.ldb = k, args.batch_stride_b = std::int64_t(n) * k;  // [experts, n, k]
   args.d = y, args.ldd = n;                                             // [tokens, n], row-major
   args.status = status;  // optional: 0, or 1 + the first expert whose offset was bad
+  args.workspace = claims, args.workspace_bytes = 4;    // optional: tiles claimed on demand
   const tilepipe::Status st = Gemm::run(args, stream);  // one launch, no host synchronisation
   // [readme:grouped_contiguous]
 
@@ -522,6 +538,11 @@ TEST(GemmGrouped, RefusesBadArguments) {
   g = good();
   g.status = reinterpret_cast<int*>(reinterpret_cast<char*>(sizes.get()) + 2);
   refused(g, "status");
+  g = good();
+  g.workspace = sizes.get(), g.workspace_bytes = 2;
+  refused(g, "workspace_bytes");
+  g.workspace = reinterpret_cast<char*>(sizes.get()) + 2, g.workspace_bytes = 4;
+  refused(g, "workspace is not aligned");
   g = good();
   g.form = GroupedForm::kMasked, g.counts = sizes.get(), g.m = 64;
   g.batch_stride_a = 64 * 64, g.batch_stride_d = 63 * 128;  // the groups' D would overlap
@@ -690,6 +711,7 @@ TEST(GemmGrouped, Random) {
   std::mt19937_64 rng(seed0);
   auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<std::uint64_t>(n)); };
   int failures = 0, masked_count = 0, f16 = 0, bad_sizes = 0, groups_total = 0, arrays = 0;
+  int on_demand = 0;
   std::uint64_t done = 0;
   for (; done < count && failures < 5; ++done) {
     if (pick(4) == 0) {
@@ -734,6 +756,8 @@ TEST(GemmGrouped, Random) {
     p.k = 8 * pick(65);  // 0 .. 512
     p.pad_a = 8 * pick(2), p.pad_b = 8 * pick(2), p.pad_d = pick(3) == 0 ? 1 + pick(9) : 0;
     p.alpha = pick(4) == 0 ? 0.5f : 1.0f;
+    p.on_demand = pick(2) == 0;
+    on_demand += p.on_demand;
     if (pick(3) == 0) {
       p.form = GroupedForm::kMasked;
       p.m = 1 + pick(std::max(1, cap));
@@ -763,9 +787,10 @@ TEST(GemmGrouped, Random) {
   }
   std::printf(
       "[grouped-fuzz] %llu problems (%d masked, %d pointer arrays, %d f16 -> f32 with B [G, K, "
-      "N]; %d with a bad size or a flaw; %d groups in all), %d failures (seed %llu)\n",
-      static_cast<unsigned long long>(done), masked_count, arrays, f16, bad_sizes, groups_total,
-      failures, static_cast<unsigned long long>(seed0));
+      "N], %d with tiles claimed on demand; %d with a bad size or a flaw; %d groups in all), %d "
+      "failures (seed %llu)\n",
+      static_cast<unsigned long long>(done), masked_count, arrays, f16, on_demand, bad_sizes,
+      groups_total, failures, static_cast<unsigned long long>(seed0));
   EXPECT_EQ(failures, 0);
 }
 

@@ -76,6 +76,10 @@ class MbarrierRing {
     return &s_.full[st.index()];
   }
 
+  //! Producer: completes the slot's phase without copies (what it carries is what the producer
+  //! stored to shared memory before this, such as a tag).
+  TILEPIPE_DEVICE void producer_signal(State st) { arch::mbarrier_arrive(&s_.full[st.index()]); }
+
   //! Consumer: waits until the slot's copies have landed.
   TILEPIPE_DEVICE void consumer_wait(State st) {
     arch::mbarrier_wait(&s_.full[st.index()], st.phase());

@@ -60,7 +60,14 @@ struct GemmGroupedArguments {
   std::int64_t ldd = 0, batch_stride_d = 0;  //!< batch_stride_d: masked only
   float alpha = 1.0f;
   int* status = nullptr;  //!< optional, on the device: 0, or 1 + the first group whose size was bad
-  OutputOp output_op{};   //!< applied to every element of D, at its row and column in D's tensor
+  //! Optional: `GemmGroupedSm90::workspace_size(args)` (4) bytes on the device, which `launch`
+  //! zeroes on the stream (one workspace per launch in flight). With it the blocks claim tiles on
+  //! demand instead of each taking every `blocks`-th, which keeps them all busy where tiles differ
+  //! in cost (unbalanced groups: a small group's weights stream from memory, a large one's are
+  //! found in L2). Not used with clusters or ping-pong consumers (`Config`), whose deal is fixed.
+  void* workspace = nullptr;
+  std::size_t workspace_bytes = 0;
+  OutputOp output_op{};  //!< applied to every element of D, at its row and column in D's tensor
 };
 
 //! \tparam ElementAB  `__half` or `__nv_bfloat16`
@@ -97,6 +104,9 @@ class GemmGroupedSm90 {
 
   static bool available() { return hopper_tier_on_current_device(); }
 
+  //! Bytes of `args.workspace`, for claiming tiles on demand: an int32 counter.
+  static std::size_t workspace_size(const Arguments&) { return sizeof(unsigned); }
+
   //! The device-free checks; each failure names the argument.
   static Status check_arguments(const Arguments& a) {
     const bool masked = a.form == GroupedForm::kMasked;
@@ -119,6 +129,11 @@ class GemmGroupedSm90 {
       return invalid(std::string(sizes_name) + " is not aligned to 4 bytes (int32)");
     if (reinterpret_cast<std::uintptr_t>(a.status) % alignof(int) != 0)
       return invalid("status is not aligned to 4 bytes (int32)");
+    if (a.workspace != nullptr && a.workspace_bytes < workspace_size(a))
+      return invalid("workspace_bytes = " + std::to_string(a.workspace_bytes) + " is less than " +
+                     std::to_string(workspace_size(a)) + " (workspace_size(args))");
+    if (reinterpret_cast<std::uintptr_t>(a.workspace) % alignof(unsigned) != 0)
+      return invalid("workspace is not aligned to 4 bytes (an int32 counter)");
     // Every group may claim all m rows (bad sizes are clamped, not refused): count its tiles so.
     const long long items = static_cast<long long>(a.groups) *
                             ((a.m + Config::kM - 1) / Config::kM + Config::kClusterM - 1) /
@@ -166,6 +181,7 @@ class GemmGroupedSm90 {
     p.work.items_n = (a.n + Config::kN - 1) / Config::kN;
     p.work.k_tiles = Kernel::k_tiles(a.k);
     p.work.status = a.status;
+    if constexpr (Kernel::kTagged) p.work.claims = static_cast<unsigned*>(a.workspace);
     if (a.m == 0 || a.n == 0) return Status::success();
     int workers = 0;
     Status s = KernelLauncher<Kernel>::resident_clusters(dim3(Config::kClusterM, 1, 1), &workers,
@@ -189,10 +205,16 @@ class GemmGroupedSm90 {
   //! Launches the persistent kernel for `p` (every resident cluster: the work is known only on
   //! the device); where D has no element, only the sizes' check, if `a.status` asks for it.
   static Status launch(const Params& p, const Arguments& a, cudaStream_t stream) {
-    if (a.m > 0 && a.n > 0)
+    if (a.m > 0 && a.n > 0) {
+      if (p.work.claims != nullptr) {  // the tiles' counter starts at zero
+        const cudaError_t e = cudaMemsetAsync(p.work.claims, 0, sizeof(unsigned), stream);
+        if (e != cudaSuccess)
+          return detail::cuda_error("GemmGroupedSm90", "zeroing the workspace", e);
+      }
       return KernelLauncher<Kernel>::launch(
           p, {dim3(p.work.workers * Config::kClusterM), dim3(Config::kClusterM, 1, 1)}, stream,
           "GemmGroupedSm90");
+    }
     if (a.status == nullptr) return Status::success();
     detail::grouped_sizes_kernel<<<1, 32, 0, stream>>>(p.work);
     const cudaError_t e = cudaGetLastError();

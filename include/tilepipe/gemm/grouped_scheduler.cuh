@@ -80,6 +80,9 @@ struct GroupedScheduler {
   int k_tiles = 0;             //!< k-tiles of every item
   int workers = 1;             //!< persistent workers (clusters) of the grid
   int* status = nullptr;       //!< optional: 0, or 1 + the first group whose size was clamped
+  //! Optional (ClusterM = 1): a counter in global memory, zero when the launch starts. With it
+  //! the blocks claim work items on demand rather than each taking every `workers`-th (`Walk`).
+  unsigned* claims = nullptr;
 
   //! Work items of a group of `r` rows.
   TILEPIPE_HOST_DEVICE constexpr int items_of(int r) const {
@@ -126,20 +129,39 @@ struct GroupedScheduler {
       *status = first_bad == INT_MAX ? 0 : first_bad + 1;
   }
 
-  //! The walk over the table, as GemmKernelSm90 asks it: worker `w` runs its units `0 ..
-  //! units(w) - 1`, unit `j` being work item `j * workers + w` (group by group, each group's
-  //! items in `Raster`'s order).
+  //! The walk over the table, as GemmKernelSm90 asks it. Work items are numbered group by group,
+  //! each group's in `Raster`'s order. Dealt at launch, worker `w`'s units are items `w`,
+  //! `w + workers`, ... On demand (`claims`, ClusterM = 1), each block's producer claims the next
+  //! item whenever it starts one: items of unequal cost (a small group's weights stream from
+  //! memory, a large group's are found in L2) then keep every block busy to the end. Either way
+  //! the producer sends each item's number to the consumers with its first k-tile (`tagged`).
   class Walk {
    public:
     TILEPIPE_DEVICE Walk(const GroupedScheduler& s, const SharedStorage& t) : s_(s), t_(t) {}
 
     TILEPIPE_DEVICE int units(int w) const {
-      const int total = t_.items_through[s_.groups - 1];
-      return w < total ? (total - 1 - w) / s_.workers + 1 : 0;
+      const int items = total();
+      return w < items ? (items - 1 - w) / s_.workers + 1 : 0;
     }
 
-    TILEPIPE_DEVICE GroupedUnit unit(int w, int j) const {
-      const int item = j * s_.workers + w;
+    //! Worker `w`'s `j`-th item as dealt, or -1 past its last.
+    TILEPIPE_DEVICE int dealt(int w, int j) const { return j < units(w) ? j * s_.workers + w : -1; }
+
+    //! The producer's thread, for its `j`-th unit: the item, or -1 past the last; on demand, the
+    //! next that no block has taken.
+    TILEPIPE_DEVICE int next(int w, int j) const {
+      if (s_.claims == nullptr || !tagged()) return dealt(w, j);
+      const unsigned item = atomicAdd(s_.claims, 1u);
+      return item < static_cast<unsigned>(total()) ? static_cast<int>(item) : -1;
+    }
+
+    //! Whether items' numbers reach the consumers with their first k-tiles (else, with no
+    //! k-tile, they walk the deal themselves).
+    TILEPIPE_DEVICE bool tagged() const { return s_.k_tiles > 0; }
+
+    TILEPIPE_DEVICE GroupedUnit unit(int w, int j) const { return unit_of(j * s_.workers + w); }
+
+    TILEPIPE_DEVICE GroupedUnit unit_of(int item) const {
       int lo = 0, hi = s_.groups - 1;  // the group: the first whose running count passes item
       while (lo < hi) {
         const int mid = (lo + hi) / 2;
@@ -157,6 +179,8 @@ struct GroupedScheduler {
     }
 
    private:
+    TILEPIPE_DEVICE int total() const { return t_.items_through[s_.groups - 1]; }
+
     const GroupedScheduler& s_;
     const SharedStorage& t_;
   };

@@ -11,6 +11,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -28,25 +29,6 @@
 #include "unit_place.cuh"
 
 namespace tilepipe {
-namespace detail {
-
-//! The kernel parameters of a k-block operator (`KBlockOp::Params k_block`), none without one.
-template <class KBlockOp>
-struct KBlockOpParams {
-  typename KBlockOp::Params k_block;
-};
-template <>
-struct KBlockOpParams<void> {};
-
-//! The shared memory of a scheduler that keeps a table there (GroupedScheduler), none without.
-template <class Scheduler, class = void>
-struct SchedulerStorage {};
-template <class Scheduler>
-struct SchedulerStorage<Scheduler, std::void_t<typename Scheduler::SharedStorage>> {
-  typename Scheduler::SharedStorage work;
-};
-
-}  // namespace detail
 
 //! \tparam Mainloop  a WarpSpecializedMainloop
 //! \tparam Epilogue  a WarpgroupEpilogue of its accumulators (TMA stores through shared memory)
@@ -77,9 +59,7 @@ struct GemmKernelSm90 {
   //! 128 * (40 + 2 * 232) = 64512 for two consumers.
   static constexpr int kProducerRegisters = 40;
   static constexpr int kConsumerRegisters =
-      (65536 / 128 - kProducerRegisters) / Mainloop::kConsumers / 8 * 8 > 256
-          ? 256
-          : (65536 / 128 - kProducerRegisters) / Mainloop::kConsumers / 8 * 8;
+      std::min(256, (65536 / 128 - kProducerRegisters) / Mainloop::kConsumers / 8 * 8);
 
   //! Named barriers: 0 is `__syncthreads`, 1 + c consumer c's epilogue and fix-up,
   //! `kOrderBarrier + c` says that ping-pong consumer c may start its next tile's mainloop.
@@ -111,6 +91,12 @@ struct GemmKernelSm90 {
 
   //! Whether the consumers fold each k-tile on the CUDA cores (`KBlockOp`).
   static constexpr bool kFoldsKBlocks = !std::is_void_v<KBlockOp>;
+  //! Whether the producer sends each unit's number to the consumers with its first k-tile
+  //! (`GroupedScheduler::Walk`: dealt or claimed on demand), rather than each role walking the
+  //! deal: a grouped GEMM's cooperative consumers that let the tensor cores accumulate, with no
+  //! cluster.
+  static constexpr bool kTagged =
+      kGrouped && !Tile::kPingPong && !kFoldsKBlocks && Mainloop::kClusterM == 1;
 
   struct Params : detail::KBlockOpParams<KBlockOp> {
     typename Mainloop::Params load;      //!< the tensor maps of A and B
@@ -177,14 +163,20 @@ struct GemmKernelSm90 {
       if (threadIdx.x == 0) {
         // A pointer-array group's maps are in global memory, acquired where the group changes.
         [[maybe_unused]] int group = -1;  // the group whose maps were acquired last
-        for (int j = 0; j < units; ++j) {
-          const auto u = work.unit(worker, j);
+        const auto produce = [&](const auto& u, int tag) {
           if constexpr (kPointerArrays)
             mainloop.produce(p.work.maps_of(u.group, group), state, Place::m0_of(u, rank),
-                             Place::n0_of(u), Place::batch_of(u), u.k_begin, u.k_end);
+                             Place::n0_of(u), Place::batch_of(u), u.k_begin, u.k_end, tag);
           else
             mainloop.produce(p.load, state, Place::m0_of(u, rank), Place::n0_of(u),
-                             Place::batch_of(u), u.k_begin, u.k_end);
+                             Place::batch_of(u), u.k_begin, u.k_end, tag);
+        };
+        if constexpr (kTagged) {
+          for (int j = 0, item; (item = work.next(worker, j)) >= 0; ++j)
+            produce(work.unit_of(item), item);
+          if (work.tagged()) mainloop.produce_tag(state, -1);  // the end, for the consumers
+        } else {
+          for (int j = 0; j < units; ++j) produce(work.unit(worker, j), Mainloop::kNoTag);
         }
         mainloop.produce_tail(state);
       }
@@ -221,6 +213,21 @@ struct GemmKernelSm90 {
           if (completes(p, acc, j, rank * Tile::kConsumersPerTile, 1 + consumer))
             store_tile(epilogue, acc, p, u, Place::m0_of(u, rank));
         }
+      } else if constexpr (kTagged) {
+        // Each unit as its number comes with its first k-tile (-1: no more), or with no k-tile
+        // as dealt. Rows past the group's end are never stored: a consumer with none of its own
+        // leaves the tensor cores to the other (a small group's last tile).
+        for (int j = 0, item;
+             (item = work.tagged() ? mainloop.wait_tag(state) : work.dealt(worker, j)) >= 0; ++j) {
+          const auto u = work.unit_of(item);
+          const auto drain = [&] { epilogue.drain(p.epilogue); };
+          if (Place::m0_of(u, rank) + 64 * consumer >= u.row_end)
+            mainloop.skip(state, Place::k_tiles_of(u), drain);
+          else mainloop.consume(acc, state, consumer, Place::k_tiles_of(u), drain);
+          const auto v = work.unit_of(item);  // found again, not kept beside the accumulators
+          begin_tile(epilogue, acc, p, v, Place::m0_of(v, rank) + 64 * consumer);
+        }
+        epilogue.drain(p.epilogue);
       } else {
         for (int j = 0; j < units; ++j) {
           // The previous tile's last chunks go to shared memory while this tile's first wgmmas
@@ -232,15 +239,6 @@ struct GemmKernelSm90 {
                 KBlockOp(p.k_block, Place::m0_of(u, rank) + 64 * consumer, Place::n0_of(u),
                          Place::batch_of(u), u.k_begin),
                 kStaggerBarrier);
-          } else if constexpr (kGrouped) {
-            // Rows past the group's end are never stored: a consumer with none of its own
-            // leaves the tensor cores to the other, which then finishes in about half the time
-            // (a small group's last tile).
-            const auto u = work.unit(worker, j);
-            const auto drain = [&] { epilogue.drain(p.epilogue); };
-            if (Place::m0_of(u, rank) + 64 * consumer >= u.row_end)
-              mainloop.skip(state, Place::k_tiles_of(u), drain);
-            else mainloop.consume(acc, state, consumer, Place::k_tiles_of(u), drain);
           } else {
             mainloop.consume(acc, state, consumer, Place::k_tiles_of(work.unit(worker, j)),
                              [&] { epilogue.drain(p.epilogue); });

@@ -3,7 +3,10 @@
 //! UnitPlace: where the tile of a unit of work lies, for the persistent Hopper kernel
 //! (GemmKernelSm90): its first row and column, the batch its A and B tiles come from and its
 //! k-tiles, for a dense unit (WorkUnit: a tile, a split-K slice or a stream-K segment) and for a
-//! grouped one (GroupedUnit) alike, so that the kernel's roles read the same for both.
+//! grouped one (GroupedUnit) alike, so that the kernel's roles read the same for both; and the
+//! parts of the kernel's parameters and shared memory that only some kernels have.
+
+#include <type_traits>
 
 #include "../detail/macros.cuh"
 #include "../layout/tile_scheduler.cuh"
@@ -31,6 +34,22 @@ struct UnitPlace {
   TILEPIPE_DEVICE static int n0_of(const GroupedUnit& u) { return u.n0; }
   TILEPIPE_DEVICE static int batch_of(const WorkUnit& u) { return u.tile.batch; }
   TILEPIPE_DEVICE static int batch_of(const GroupedUnit& u) { return u.group; }
+};
+
+//! The kernel parameters of a k-block operator (`KBlockOp::Params k_block`), none without one.
+template <class KBlockOp>
+struct KBlockOpParams {
+  typename KBlockOp::Params k_block;
+};
+template <>
+struct KBlockOpParams<void> {};
+
+//! The shared memory of a scheduler that keeps a table there (GroupedScheduler), none without.
+template <class Scheduler, class = void>
+struct SchedulerStorage {};
+template <class Scheduler>
+struct SchedulerStorage<Scheduler, std::void_t<typename Scheduler::SharedStorage>> {
+  typename Scheduler::SharedStorage work;
 };
 
 }  // namespace tilepipe::detail

@@ -11,6 +11,7 @@
 //! `SharedStorage`, named phases (`produce`, `consume`), and the stage arithmetic kept in
 //! `PipelineState`.
 
+#include <climits>
 #include <cstdint>
 #include <type_traits>
 #include <utility>
@@ -55,11 +56,14 @@ class WarpSpecializedMainloop {
     alignas(1024) Element a[kStages][Loader::kElementsA];  // (Stages, TileM x kTileK), swizzled
     alignas(1024) Element b[kStages][Loader::kElementsB];  // (Stages, TileN x kTileK), swizzled
     typename Ring::SharedStorage ring;
+    int tag[kStages];  // what `produce` or `produce_tag` sent with each slot
   };
 
   //! Consumer arrivals that release a slot: one per warp of the consumers that read it (from
   //! each CTA of the cluster).
   static constexpr std::uint32_t kReleaseArrivals = 4 * Config::kConsumersPerTile;
+  //! `produce`'s tag for a slot that carries none.
+  static constexpr int kNoTag = INT_MIN;
 
   //! One thread of the block, before any role starts (then `__syncthreads()`, or in a cluster
   //! `arch::cluster_sync()`).
@@ -85,12 +89,16 @@ class WarpSpecializedMainloop {
   }
 
   //! The same for k-tiles `[k_tile_begin, k_tile_end)` only (a split-K slice, a stream-K
-  //! segment): the consumers then consume `k_tile_end - k_tile_begin` k-tiles.
+  //! segment): the consumers then consume `k_tile_end - k_tile_begin` k-tiles. A `tag` other
+  //! than `kNoTag` goes with the first k-tile's slot (if there is one) to the consumers, which
+  //! read it with `wait_tag`: the unit's number, where only the producer knows it.
   template <class LoadParams>
   TILEPIPE_DEVICE void produce(const LoadParams& p, State& state, int m0, int n0, int batch,
-                               int k_tile_begin, int k_tile_end) {
+                               int k_tile_begin, int k_tile_end, int tag = kNoTag) {
     for (int kt = k_tile_begin; kt < k_tile_end; ++kt) {
       ring_.producer_acquire(state);
+      // The barrier's arrival below publishes the tag with the slot.
+      if (tag != kNoTag && kt == k_tile_begin) s_.tag[state.index()] = tag;
       std::uint64_t* full = ring_.producer_arm(state, Loader::kBytesPerStage);
       // (Recorded before the copies, so that no consumer's wait can be recorded before it.)
       trace::record(trace::Event::kLoadIssued, traced_.next());
@@ -98,6 +106,15 @@ class WarpSpecializedMainloop {
                    cta_rank_);
       state.advance();
     }
+  }
+
+  //! Sends `tag` in the next slot, without copies (an end mark after the last tagged unit). In a
+  //! cluster the consumers must release the slot (`skip(state, 1, ...)`) before `produce_tail`.
+  TILEPIPE_DEVICE void produce_tag(State& state, int tag) {
+    ring_.producer_acquire(state);
+    s_.tag[state.index()] = tag;
+    ring_.producer_signal(state);
+    state.advance();
   }
 
   //! The producer's last step in a cluster: waits until every slot has been released by the
@@ -116,6 +133,13 @@ class WarpSpecializedMainloop {
   }
 
   // ---- consumer (a whole warpgroup) --------------------------------------------------------
+  //! The tag that `produce` or `produce_tag` sent with the slot at `state`, once it has
+  //! landed (the slot stays the consumers' until `consume` or `skip` releases it).
+  TILEPIPE_DEVICE int wait_tag(State state) {
+    ring_.consumer_wait(state);
+    return s_.tag[state.index()];
+  }
+
   //! `acc = A * B` over `k_tiles` k-tiles for the warpgroup multiplying rows `64 * rows ..` of
   //! the tile (cooperative: the consumer's number; ping-pong: 0). One k-tile's wgmmas stay in
   //! flight while the next k-tile's are issued; a slot is released once the wgmmas reading it
@@ -168,21 +192,19 @@ class WarpSpecializedMainloop {
   //! In place of `consume` for a cooperative consumer with no row to multiply in this tile (its
   //! 64 rows lie past a grouped GEMM's group end): waits for each of the `k_tiles` slots and
   //! releases it at once, issuing no wgmma, so that the other consumer's wgmmas run alone on the
-  //! tensor cores. `while_in_flight` as `consume`'s; `acc` is not written.
+  //! tensor cores. `while_in_flight` as `consume`'s; `acc` is not written. Every thread waits
+  //! for every slot, as in `consume`: a thread that ran ahead would wait on a slot laps ahead of
+  //! the copies, which a parity wait cannot tell from one already filled.
   template <class Hook>
   TILEPIPE_DEVICE void skip(State& state, int k_tiles, Hook&& while_in_flight) {
     while_in_flight();
     traced_.take(k_tiles);
-    // The ring counts one arrival per warp: its lane 0 alone waits and arrives.
-    if (threadIdx.x % 32 == 0) {
-      State st = state;
-      for (int kt = 0; kt < k_tiles; ++kt) {
-        ring_.consumer_wait(st);
-        ring_.consumer_release(st);
-        st.advance();
-      }
+    for (int kt = 0; kt < k_tiles; ++kt) {
+      ring_.consumer_wait(state);
+      __syncwarp();  // the whole warp has seen the slot land before its one arrival frees it
+      if (threadIdx.x % 32 == 0) ring_.consumer_release(state);
+      state.advance();
     }
-    state.advance(k_tiles);
   }
 
   //! The per-k-block accumulate seam: `consume`, but with each k-tile's product handed to
