@@ -16,14 +16,13 @@
 //! | mode | scale_a | scale_b |
 //! | --- | --- | --- |
 //! | kTensorwise | `scale_a[0]` | `scale_b[0]` |
-//! | kRowwise | `scale_a[i]`, one per row of A (M) | `scale_b[j]`, one per row of B = column of D
-//! (N) | | kBlockwise | `scale_a[i + kb * ld_scale_a]`: per row, per 128 of K (M-major, `ld_scale_a
-//! >= M`) | `scale_b[kb + nb * ld_scale_b]`: per 128 x 128 block of B (`ld_scale_b >= ceil(K /
-//! 128)`) |
+//! | kRowwise | `scale_a[i]`: per row of A (M) | `scale_b[j]`: per row of B, column of D (N) |
+//! | kBlockwise | `scale_a[i + kb * ld_scale_a]` | `scale_b[kb + nb * ld_scale_b]` |
 //!
-//! where `kb = k / 128` and `nb = j / 128`. Tensorwise and block-wise scales are applied in the
-//! fold; row-wise ones as A's in the fold and B's in the epilogue (a column scale per register
-//! would cost the fold a register per column).
+//! where `kb = k / 128` and `nb = j / 128`: block-wise, A has a scale per row per 128 of K
+//! (M-major, `ld_scale_a >= M`), B one per 128 x 128 block (`ld_scale_b >= ceil(K / 128)`).
+//! Tensorwise and block-wise scales are applied in the fold; row-wise ones as A's in the fold and
+//! B's in the epilogue (a column scale per register would cost the fold a register per column).
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
