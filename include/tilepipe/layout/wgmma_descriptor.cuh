@@ -63,6 +63,12 @@ struct WgmmaDescriptor {
   TILEPIPE_HOST_DEVICE constexpr WgmmaDescriptor advanced(std::uint32_t bytes) const {
     return WgmmaDescriptor{bits + (bytes >> 4)};
   }
+  //! The same, the sum formed in the low 32 bits alone: the start address (bits 0-13) of any
+  //! shared-memory address cannot carry out of them, and the compiler then needs no carry chain.
+  TILEPIPE_HOST_DEVICE constexpr WgmmaDescriptor advanced_in_low_word(std::uint32_t bytes) const {
+    const std::uint32_t low = static_cast<std::uint32_t>(bits) + (bytes >> 4);
+    return WgmmaDescriptor{(bits & 0xFFFFFFFF00000000ull) | low};
+  }
 
   TILEPIPE_HOST_DEVICE constexpr std::uint32_t start_address() const {
     return static_cast<std::uint32_t>(bits & 0x3FFF) << 4;

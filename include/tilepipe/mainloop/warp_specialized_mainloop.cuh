@@ -134,10 +134,15 @@ class WarpSpecializedMainloop {
 
   // ---- consumer (a whole warpgroup) --------------------------------------------------------
   //! The tag that `produce` or `produce_tag` sent with the slot at `state`, once it has
-  //! landed (the slot stays the consumers' until `consume` or `skip` releases it).
+  //! landed (the slot stays the consumers' until `consume` or `skip` releases it). The warp
+  //! synchronises after the read: one lane's arrival releases the slot for the whole warp, so
+  //! every lane's read must be ordered before it, or the producer's next tag could overwrite
+  //! the slot under a lane still reading it.
   TILEPIPE_DEVICE int wait_tag(State state) {
     ring_.consumer_wait(state);
-    return s_.tag[state.index()];
+    const int tag = s_.tag[state.index()];
+    __syncwarp();
+    return tag;
   }
 
   //! `acc = A * B` over `k_tiles` k-tiles for the warpgroup multiplying rows `64 * rows ..` of
