@@ -134,15 +134,14 @@ class WarpSpecializedMainloop {
 
   // ---- consumer (a whole warpgroup) --------------------------------------------------------
   //! The tag that `produce` or `produce_tag` sent with the slot at `state`, once it has
-  //! landed (the slot stays the consumers' until `consume` or `skip` releases it). The warp
-  //! synchronises after the read: one lane's arrival releases the slot for the whole warp, so
-  //! every lane's read must be ordered before it, or the producer's next tag could overwrite
-  //! the slot under a lane still reading it.
+  //! landed (the slot stays the consumers' until `consume` or `skip` releases it). Lane 0, the
+  //! lane whose arrival releases the slot for its warp, reads it and hands it to the other lanes:
+  //! no other lane's read then has to be ordered before that arrival.
   TILEPIPE_DEVICE int wait_tag(State state) {
     ring_.consumer_wait(state);
-    const int tag = s_.tag[state.index()];
-    __syncwarp();
-    return tag;
+    int tag = 0;
+    if (threadIdx.x % 32 == 0) tag = s_.tag[state.index()];
+    return __shfl_sync(0xffffffffu, tag, 0);
   }
 
   //! `acc = A * B` over `k_tiles` k-tiles for the warpgroup multiplying rows `64 * rows ..` of
