@@ -325,6 +325,23 @@ TEST(GemmFp8, SplitKAndStreamK) {
   }
 }
 
+// Units of fewer k-tiles than the ring has slots, several per block: the two consumers' stagger
+// must not let one of them run a unit ahead of the other. Before it was a rendezvous, the first
+// case hung on an H200 (split in 3: 576 units of 4 k-tiles on 132 blocks).
+TEST(GemmFp8, ShortUnitsSeveralPerBlock) {
+  TP_REQUIRE_HOPPER_TIER(fp8_available());
+  const Problem cases[] = {
+      {64, 24576, 1536, 0, 0, 0, true, 3, 0},  // 192 tiles x 3 slices of 4 k-tiles
+      {1024, 6144, 384, 0, 0, 0, true, 1, 0},  // 384 whole tiles of 3 k-tiles
+  };
+  std::uint32_t seed = 200;
+  for (const Problem& p : cases) {
+    EXPECT_TRUE((run_problem<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kTensorwise>(p, seed++)));
+    EXPECT_TRUE((run_problem<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kRowwise>(p, seed++)));
+    EXPECT_TRUE((run_problem<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kBlockwise>(p, seed++)));
+  }
+}
+
 // The README's call: block-wise scales as DeepSeek-V3 and torch._scaled_mm lay them out, checked
 // exactly (small integers, power-of-two scales).
 TEST(GemmFp8, BlockwiseCallAsInReadme) {

@@ -160,7 +160,8 @@ enum class Mistake {
   kConsumerSkipsRelease,         // consumer 0 never arrives on empty for the first k-tile
   kConsumerWaitsOnFlippedPhase,  // waits on full[s] with parity `phase ^ 1` instead of `phase`
   kPingPongNoSkip,               // a ping-pong consumer does not skip the other's tiles
-  kPingPongNoOrder,  // a ping-pong consumer starts a tile before the previous one is read
+  kPingPongNoOrder,    // a ping-pong consumer starts a tile before the previous one is read
+  kStaggerArriveOnly,  // consumer 0 only arrives on the stagger barrier, consumer 1 waits there
 };
 
 // How the scheduler picks the next role among those that can move.
@@ -212,6 +213,14 @@ std::ostream& operator<<(std::ostream& os, const Outcome& o) {
 // the previous tile's consumer has read all of it (the kernel's order barrier): a parity wait
 // tells only adjacent phases apart, and a consumer a lap or more ahead of the copies would take
 // an old phase's completion for its own.
+//
+// Stagger (`stagger_tile > 0` k-tiles per unit, two cooperative consumers): as the FP8 GEMM's
+// consumers (WarpSpecializedMainloop::consume with a `stagger_barrier`), consumer 1 waits before it
+// starts each unit, and consumer 0 meets it there once it has read and released the unit's first
+// k-tile: a two-party barrier (in the kernel two named barriers, one each way). With
+// kStaggerArriveOnly consumer 0 only arrives: where a unit has fewer k-tiles than the ring has
+// slots, it can then arrive for a second unit before consumer 1 has taken the first, and the
+// barrier pairs the wrong arrivals.
 template <int Stages>
 class RingSimulation {
  public:
@@ -219,9 +228,10 @@ class RingSimulation {
   static constexpr int kLanding = -2;  // a copy into the part is in flight
   static constexpr std::int64_t kBytesA = 16384, kBytesB = 8192;
 
-  RingSimulation(int k_tiles, int consumers, Mistake mistake, int pingpong_tile = 0)
+  RingSimulation(int k_tiles, int consumers, Mistake mistake, int pingpong_tile = 0,
+                 int stagger_tile = 0)
       : k_tiles_(k_tiles), consumers_(consumers), mistake_(mistake), pingpong_tile_(pingpong_tile),
-        reads_(static_cast<std::size_t>(k_tiles), 0) {
+        stagger_tile_(stagger_tile), reads_(static_cast<std::size_t>(k_tiles), 0) {
     const int readers = pingpong_tile > 0 ? 1 : consumers;
     for (int i = 0; i < Stages; ++i) {
       full_.emplace_back(1);  // the producer's arrive_expect_tx; the bytes come on top
@@ -279,6 +289,8 @@ class RingSimulation {
     std::size_t next = 0;  // own[next] is the k-tile it reads next
     bool reading = false;  // between the first and the second half of a read
     std::vector<int> read_log;
+    long long waiting = -1;  // stagger: the barrier phase it waits to see completed (-1: none)
+    int met_unit = -1;       // stagger, consumer 1: the last unit it met the barrier for
 
     bool done() const { return next >= own.size(); }
     int k_tile() const { return own[next]; }
@@ -323,7 +335,9 @@ class RingSimulation {
     }
     if (role == 1) return !in_flight_.empty();
     const Consumer& c = consumer_[role - 2];
+    if (c.waiting >= 0) return barrier_phase_ > c.waiting;
     if (c.done()) return false;
+    if (stagger_due(c, role - 2)) return true;
     if (pingpong_tile_ > 0 && !c.reading && mistake_ != Mistake::kPingPongNoOrder) {
       const int k = c.k_tile();
       if (k % pingpong_tile_ == 0 && k > 0 && reads_[static_cast<std::size_t>(k - 1)] == 0)
@@ -345,7 +359,33 @@ class RingSimulation {
       full_[c.slot].complete_tx(c.part_b ? kBytesB : kBytesA);
       return;
     }
-    consume(consumer_[role - 2], role - 2);
+    Consumer& c = consumer_[role - 2];
+    if (c.waiting >= 0) {
+      c.waiting = -1;  // its phase of the stagger barrier completed
+      return;
+    }
+    if (stagger_due(c, role - 2)) {
+      c.met_unit = c.k_tile() / stagger_tile_;
+      return barrier_sync(c);
+    }
+    consume(c, role - 2);
+  }
+
+  // Consumer 1 meets the stagger barrier before it starts a unit's first k-tile.
+  bool stagger_due(const Consumer& c, int id) const {
+    return stagger_tile_ > 0 && id == 1 && !c.reading && c.k_tile() % stagger_tile_ == 0 &&
+           c.met_unit != c.k_tile() / stagger_tile_;
+  }
+  // The named barrier of the two consumers: a phase completes with the second arrival.
+  bool barrier_arrive() {
+    if (++barrier_arrived_ < 2) return false;
+    barrier_arrived_ = 0;
+    ++barrier_phase_;
+    return true;
+  }
+  void barrier_sync(Consumer& c) {
+    const long long phase = barrier_phase_;
+    if (!barrier_arrive()) c.waiting = phase;
   }
 
   // The producer has passed its wait on empty[s]: arm full[s], then issue both copies.
@@ -383,6 +423,11 @@ class RingSimulation {
     const bool skip = mistake_ == Mistake::kConsumerSkipsRelease && id == 0 && k == 0;
     if (!skip && !empty_[s].arrive()) ++outcome_.extra_arrivals;
     c.state.advance();
+    // Consumer 0 has released its unit's first k-tile: it meets consumer 1 (or only arrives).
+    if (stagger_tile_ > 0 && id == 0 && k % stagger_tile_ == 0) {
+      if (mistake_ == Mistake::kStaggerArriveOnly) barrier_arrive();
+      else barrier_sync(c);
+    }
     // A ping-pong consumer that ends a tile steps over the other consumers' next tiles.
     if (pingpong_tile_ > 0 && (k + 1) % pingpong_tile_ == 0 && mistake_ != Mistake::kPingPongNoSkip)
       c.state.advance((consumers_ - 1) * pingpong_tile_);
@@ -392,7 +437,10 @@ class RingSimulation {
   int consumers_;
   Mistake mistake_;
   int pingpong_tile_;
-  std::vector<int> reads_;  // how many consumers have finished reading each k-tile
+  int stagger_tile_;
+  int barrier_arrived_ = 0;      // stagger: arrivals in the barrier's current phase
+  long long barrier_phase_ = 0;  // stagger: the barrier's completed phases
+  std::vector<int> reads_;       // how many consumers have finished reading each k-tile
   std::vector<Mbarrier> full_, empty_;
   std::vector<int> data_a_ = std::vector<int>(Stages, kNoData);  // k-tile in each slot's A part
   std::vector<int> data_b_ = std::vector<int>(Stages, kNoData);  // k-tile in each slot's B part
@@ -467,6 +515,39 @@ void check_pingpong_protocol() {
           ASSERT_TRUE(sim.phases_match_laps()) << "seed " << seed;
         }
       }
+}
+
+// Stagger: two cooperative consumers meet at a barrier once per unit; units of 1, S - 1, S, S + 1
+// and 7 k-tiles, 1 to 5 of them per block. As a rendezvous it never hangs. With consumer 0 only
+// arriving, three or more units shorter than the ring hang in some of the random interleavings (a
+// GemmFp8Sm90 hang on an H200: 4 k-tiles per unit, 6 stages; with two units the interleaving that
+// hangs is too rare to count on), while units as long as the ring or longer cannot hang.
+template <int Stages>
+void check_stagger_protocol() {
+  SCOPED_TRACE(testing::Message() << Stages << " stages");
+  for (int per_unit : {1, Stages - 1, Stages, Stages + 1, 7})
+    for (int units = 1; units <= 5; ++units) {
+      const int k_tiles = units * per_unit;
+      SCOPED_TRACE(testing::Message() << units << " units of " << per_unit << " k-tiles");
+      unsigned hung = 0;
+      for (unsigned seed = 0; seed < kSeeds; ++seed) {
+        RingSimulation<Stages> sim(k_tiles, 2, Mistake::kNone, 0, per_unit);
+        const Outcome o = sim.run(Schedule::kRandom, seed);
+        ASSERT_TRUE(o.clean()) << o << " seed " << seed;
+        ASSERT_TRUE(sim.phases_match_laps()) << "seed " << seed;
+        RingSimulation<Stages> arrive_only(k_tiles, 2, Mistake::kStaggerArriveOnly, 0, per_unit);
+        hung += arrive_only.run(Schedule::kRandom, seed).deadlock ? 1 : 0;
+      }
+      for (Schedule schedule : {Schedule::kProducerFirst, Schedule::kConsumersFirst}) {
+        RingSimulation<Stages> sim(k_tiles, 2, Mistake::kNone, 0, per_unit);
+        EXPECT_TRUE(sim.run(schedule, 0).clean()) << "schedule " << static_cast<int>(schedule);
+      }
+      if (per_unit >= Stages) {
+        EXPECT_EQ(hung, 0u) << "arrive-only hung with units of a lap";
+      } else if (units >= 3) {
+        EXPECT_GT(hung, 0u) << "arrive-only never hung";
+      }
+    }
 }
 
 // A mistake that stops the ring must deadlock it in every interleaving: nothing a schedule does
@@ -775,6 +856,13 @@ TEST(PipelineState, HopperRingProtocolModel) {
   check_protocol<4>();
   check_protocol<5>();
   check_protocol<6>();
+}
+
+// The FP8 GEMM's two consumers meeting once per unit (6 stages, as its default tile config).
+TEST(PipelineState, StaggerRendezvousModel) {
+  check_stagger_protocol<2>();
+  check_stagger_protocol<4>();
+  check_stagger_protocol<6>();
 }
 
 TEST(PipelineState, PingPongRingProtocolModel) {

@@ -65,7 +65,8 @@ struct GemmKernelSm90 {
   //! `kOrderBarrier + c` says that ping-pong consumer c may start its next tile's mainloop.
   static constexpr int kOrderBarrier = 1 + Mainloop::kConsumers;
   //! Two cooperative consumers that fold k-blocks take turns at each unit's first k-tile on this
-  //! barrier (WarpSpecializedMainloop::consume's `stagger_barrier`; the ping-pong ones' is free).
+  //! barrier and the next (WarpSpecializedMainloop::consume's `stagger_barrier`; the ping-pong
+  //! consumers' order barriers, which cooperative ones do not use).
   static constexpr int kStaggerBarrier = Tile::kConsumersPerTile == 2 ? kOrderBarrier : -1;
 
   //! The scheduler's table (grouped only), the mainloop's ring, then each consumer warpgroup's

@@ -228,7 +228,13 @@ class WarpSpecializedMainloop {
   //!
   //! `stagger_barrier` >= 0 (two cooperative consumers, `rows` 0 and 1, both calling with it):
   //! consumer 1 issues its first k-tile's wgmmas only once consumer 0's have completed (named
-  //! barrier `stagger_barrier`, 256 threads), so that the two fold at different times.
+  //! barrier `stagger_barrier`, 256 threads), so that the two fold at different times. Consumer 0
+  //! signals that only once consumer 1 has reached the unit (barrier `stagger_barrier + 1`): were
+  //! it to signal regardless, it could signal a second unit before consumer 1 took the first (a
+  //! unit of fewer k-tiles than the ring's slots), consumer 1 would take the two signals for one
+  //! and wait for a third, and consumer 0 for slots that only consumer 1 can release. (Each
+  //! barrier is arrived at by one consumer and waited at by the other, at different instructions,
+  //! as `bar.arrive` and `bar.sync` allow.)
   template <class Hook, class OnKBlock>
   TILEPIPE_DEVICE void consume(Accumulators& acc, State& state, int rows, int k_tiles,
                                Hook&& while_in_flight, OnKBlock&& on_k_block,
@@ -260,13 +266,18 @@ class WarpSpecializedMainloop {
       if constexpr (HasPrefetch<OnKBlock>::value) on_k_block.prefetch(kt + 1);
     };
     const auto staggered = [&](int kt) {
-      if (kt == 0 && rows == 0 && stagger_barrier >= 0)
+      if (kt == 0 && rows == 0 && stagger_barrier >= 0) {
+        arch::named_barrier_sync(stagger_barrier + 1, 256);  // consumer 1 has reached the unit
         arch::named_barrier_arrive(stagger_barrier, 256);
+      }
     };
 
     if constexpr (HasPrefetch<OnKBlock>::value) on_k_block.prefetch(0);
     while_in_flight();
-    if (rows == 1 && stagger_barrier >= 0) arch::named_barrier_sync(stagger_barrier, 256);
+    if (rows == 1 && stagger_barrier >= 0) {
+      arch::named_barrier_arrive(stagger_barrier + 1, 256);
+      arch::named_barrier_sync(stagger_barrier, 256);
+    }
     Accumulators p0, p1;
     int kt = 0;
     // Chunks of four k-tiles, straight-line: k-tile kt + 1's wgmmas are issued before kt is
