@@ -467,8 +467,9 @@ TEST(GemmGrouped, ContiguousCallAsInReadme) {
   args.a = x, args.lda = k;  // [tokens, k], row-major
   args.b = w, args.ldb = k, args.batch_stride_b = std::int64_t(n) * k;  // [experts, n, k]
   args.d = y, args.ldd = n;                                             // [tokens, n], row-major
-  args.status = status;  // optional: 0, or 1 + the first expert whose offset was bad
-  args.workspace = claims, args.workspace_bytes = 4;    // optional: tiles claimed on demand
+  args.status = status;     // optional: 0, or 1 + the first expert whose offset was bad
+  args.workspace = claims;  // optional: tiles claimed on demand
+  args.workspace_bytes = Gemm::workspace_size(args);    // 4 bytes: a counter
   const tilepipe::Status st = Gemm::run(args, stream);  // one launch, no host synchronisation
   // [readme:grouped_contiguous]
 
