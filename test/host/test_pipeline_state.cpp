@@ -160,8 +160,9 @@ enum class Mistake {
   kConsumerSkipsRelease,         // consumer 0 never arrives on empty for the first k-tile
   kConsumerWaitsOnFlippedPhase,  // waits on full[s] with parity `phase ^ 1` instead of `phase`
   kPingPongNoSkip,               // a ping-pong consumer does not skip the other's tiles
-  kPingPongNoOrder,    // a ping-pong consumer starts a tile before the previous one is read
-  kStaggerArriveOnly,  // consumer 0 only arrives on the stagger barrier, consumer 1 waits there
+  kPingPongNoOrder,     // a ping-pong consumer starts a tile before the previous one is read
+  kStaggerArriveOnly,   // consumer 0 only signals (no credits), consumer 1 waits for the signal
+  kStaggerEarlyCredit,  // consumer 1 gives the next unit's credit before it waits for the signal
 };
 
 // How the scheduler picks the next role among those that can move.
@@ -215,16 +216,22 @@ std::ostream& operator<<(std::ostream& os, const Outcome& o) {
 // an old phase's completion for its own.
 //
 // Stagger (`stagger_tile > 0` k-tiles per unit, two cooperative consumers): as the FP8 GEMM's
-// consumers (WarpSpecializedMainloop::consume with a `stagger_barrier`), consumer 1 waits before it
-// starts each unit, and consumer 0 meets it there once it has read and released the unit's first
-// k-tile: a two-party barrier (in the kernel two named barriers, one each way). With
-// kStaggerArriveOnly consumer 0 only arrives: where a unit has fewer k-tiles than the ring has
-// slots, it can then arrive for a second unit before consumer 1 has taken the first, and the
-// barrier pairs the wrong arrivals.
+// consumers (WarpSpecializedMainloop::consume with a `stagger_barrier`), consumer 1 waits for a
+// signal before it starts each unit, and then gives a credit for the next; consumer 0 signals a
+// unit once it has read and released its first k-tile, and only with that unit's credit. Two named
+// barriers of two parties each (one arrives, the other waits); consumer 1 gives the first credit
+// before any unit, and consumer 0 takes the last after its last (stagger_begin, stagger_end).
+// With kStaggerArriveOnly there are no credits: where a unit has fewer k-tiles than the ring has
+// slots, consumer 0 can then signal a second unit before consumer 1 has taken the first, and the
+// barrier pairs the wrong arrivals. With kStaggerEarlyCredit consumer 1's two credits can meet in
+// one phase in the same way.
 template <int Stages>
 class RingSimulation {
  public:
-  static constexpr int kNoData = -1;   // never written
+  static constexpr int kNoData = -1;  // never written
+  // The stagger's barriers, and what a consumer does once its wait on one is over.
+  static constexpr int kSignal = 0, kCredit = 1;
+  static constexpr int kThenNothing = 0, kThenCredit = 1, kThenSignal = 2;
   static constexpr int kLanding = -2;  // a copy into the part is in flight
   static constexpr std::int64_t kBytesA = 16384, kBytesB = 8192;
 
@@ -244,6 +251,7 @@ class RingSimulation {
         if (pingpong_tile == 0 || (k / pingpong_tile) % consumers == c) x.own.push_back(k);
       if (pingpong_tile > 0) x.state.advance(c * pingpong_tile);
     }
+    if (credits()) barrier_arrive(kCredit);  // consumer 1's first credit (stagger_begin)
   }
 
   Outcome run(Schedule schedule, unsigned seed) {
@@ -260,6 +268,9 @@ class RingSimulation {
       move(pick(ready, weight, schedule, rng), rng, schedule);
     }
     outcome_.deadlock = !all_done();
+    // A clean run leaves no arrival pending on the stagger's barriers.
+    for (const NamedBarrier& b : barrier_)
+      if (!outcome_.deadlock && b.arrived != 0) ++outcome_.extra_arrivals;
     for (const Consumer& c : consumer_)
       if (c.read_log != c.own) outcome_.in_order = false;
     return outcome_;
@@ -289,8 +300,11 @@ class RingSimulation {
     std::size_t next = 0;  // own[next] is the k-tile it reads next
     bool reading = false;  // between the first and the second half of a read
     std::vector<int> read_log;
-    long long waiting = -1;  // stagger: the barrier phase it waits to see completed (-1: none)
-    int met_unit = -1;       // stagger, consumer 1: the last unit it met the barrier for
+    long long waiting = -1;   // stagger: the barrier phase it waits to see completed (-1: none)
+    int waiting_on = 0;       // stagger: on which barrier
+    int then = kThenNothing;  // stagger: what it does once the wait is over
+    int met_unit = -1;        // stagger, consumer 1: the last unit it waited for the signal of
+    bool took_last = false;   // stagger, consumer 0: it took the last credit (stagger_end)
 
     bool done() const { return next >= own.size(); }
     int k_tile() const { return own[next]; }
@@ -315,8 +329,8 @@ class RingSimulation {
   bool all_done() const {
     if (produced_ < k_tiles_ || !in_flight_.empty()) return false;
     for (const Consumer& c : consumer_)
-      if (!c.done()) return false;
-    return true;
+      if (!c.done() || c.waiting >= 0) return false;
+    return !credits() || consumer_[0].took_last;
   }
 
   unsigned producer_wait_parity() const {
@@ -335,8 +349,8 @@ class RingSimulation {
     }
     if (role == 1) return !in_flight_.empty();
     const Consumer& c = consumer_[role - 2];
-    if (c.waiting >= 0) return barrier_phase_ > c.waiting;
-    if (c.done()) return false;
+    if (c.waiting >= 0) return barrier_[c.waiting_on].phase > c.waiting;
+    if (c.done()) return credits() && role == 2 && !c.took_last;
     if (stagger_due(c, role - 2)) return true;
     if (pingpong_tile_ > 0 && !c.reading && mistake_ != Mistake::kPingPongNoOrder) {
       const int k = c.k_tile();
@@ -361,12 +375,20 @@ class RingSimulation {
     }
     Consumer& c = consumer_[role - 2];
     if (c.waiting >= 0) {
-      c.waiting = -1;  // its phase of the stagger barrier completed
-      return;
+      c.waiting = -1;  // its phase of the barrier completed
+      return after_wait(c.then);
+    }
+    if (c.done()) {  // consumer 0 takes the last credit
+      c.took_last = true;
+      return barrier_sync(c, kCredit, kThenNothing);
     }
     if (stagger_due(c, role - 2)) {
       c.met_unit = c.k_tile() / stagger_tile_;
-      return barrier_sync(c);
+      if (mistake_ == Mistake::kStaggerEarlyCredit) {
+        barrier_arrive(kCredit);
+        return barrier_sync(c, kSignal, kThenNothing);
+      }
+      return barrier_sync(c, kSignal, credits() ? kThenCredit : kThenNothing);
     }
     consume(c, role - 2);
   }
@@ -376,16 +398,26 @@ class RingSimulation {
     return stagger_tile_ > 0 && id == 1 && !c.reading && c.k_tile() % stagger_tile_ == 0 &&
            c.met_unit != c.k_tile() / stagger_tile_;
   }
-  // The named barrier of the two consumers: a phase completes with the second arrival.
-  bool barrier_arrive() {
-    if (++barrier_arrived_ < 2) return false;
-    barrier_arrived_ = 0;
-    ++barrier_phase_;
+  // Whether consumer 1 gives credits: all but the arrive-only protocol.
+  bool credits() const { return stagger_tile_ > 0 && mistake_ != Mistake::kStaggerArriveOnly; }
+  // A named barrier of the two consumers: a phase completes with the second arrival.
+  bool barrier_arrive(int b) {
+    if (++barrier_[b].arrived < 2) return false;
+    barrier_[b].arrived = 0;
+    ++barrier_[b].phase;
     return true;
   }
-  void barrier_sync(Consumer& c) {
-    const long long phase = barrier_phase_;
-    if (!barrier_arrive()) c.waiting = phase;
+  // Arrives and waits for the phase to complete, then does `then`.
+  void barrier_sync(Consumer& c, int b, int then) {
+    const long long phase = barrier_[b].phase;
+    if (barrier_arrive(b)) return after_wait(then);
+    c.waiting = phase;
+    c.waiting_on = b;
+    c.then = then;
+  }
+  void after_wait(int then) {
+    if (then == kThenCredit) barrier_arrive(kCredit);
+    if (then == kThenSignal) barrier_arrive(kSignal);
   }
 
   // The producer has passed its wait on empty[s]: arm full[s], then issue both copies.
@@ -423,10 +455,10 @@ class RingSimulation {
     const bool skip = mistake_ == Mistake::kConsumerSkipsRelease && id == 0 && k == 0;
     if (!skip && !empty_[s].arrive()) ++outcome_.extra_arrivals;
     c.state.advance();
-    // Consumer 0 has released its unit's first k-tile: it meets consumer 1 (or only arrives).
+    // Consumer 0 has released its unit's first k-tile: with the unit's credit, it signals.
     if (stagger_tile_ > 0 && id == 0 && k % stagger_tile_ == 0) {
-      if (mistake_ == Mistake::kStaggerArriveOnly) barrier_arrive();
-      else barrier_sync(c);
+      if (credits()) barrier_sync(c, kCredit, kThenSignal);
+      else barrier_arrive(kSignal);
     }
     // A ping-pong consumer that ends a tile steps over the other consumers' next tiles.
     if (pingpong_tile_ > 0 && (k + 1) % pingpong_tile_ == 0 && mistake_ != Mistake::kPingPongNoSkip)
@@ -438,9 +470,12 @@ class RingSimulation {
   Mistake mistake_;
   int pingpong_tile_;
   int stagger_tile_;
-  int barrier_arrived_ = 0;      // stagger: arrivals in the barrier's current phase
-  long long barrier_phase_ = 0;  // stagger: the barrier's completed phases
-  std::vector<int> reads_;       // how many consumers have finished reading each k-tile
+  struct NamedBarrier {
+    int arrived = 0;      // arrivals in the current phase
+    long long phase = 0;  // completed phases
+  };
+  NamedBarrier barrier_[2];  // stagger: kSignal (consumer 0 to 1), kCredit (1 to 0)
+  std::vector<int> reads_;   // how many consumers have finished reading each k-tile
   std::vector<Mbarrier> full_, empty_;
   std::vector<int> data_a_ = std::vector<int>(Stages, kNoData);  // k-tile in each slot's A part
   std::vector<int> data_b_ = std::vector<int>(Stages, kNoData);  // k-tile in each slot's B part
@@ -517,11 +552,12 @@ void check_pingpong_protocol() {
       }
 }
 
-// Stagger: two cooperative consumers meet at a barrier once per unit; units of 1, S - 1, S, S + 1
-// and 7 k-tiles, 1 to 5 of them per block. As a rendezvous it never hangs. With consumer 0 only
-// arriving, three or more units shorter than the ring hang in some of the random interleavings (a
-// GemmFp8Sm90 hang on an H200: 4 k-tiles per unit, 6 stages; with two units the interleaving that
-// hangs is too rare to count on), while units as long as the ring or longer cannot hang.
+// Stagger: two cooperative consumers signal and credit each other once per unit; units of 1,
+// S - 1, S, S + 1 and 7 k-tiles, 1 to 5 of them per block. With credits given as the kernel gives
+// them it never hangs. With consumer 0 only signalling, three or more units shorter than the ring
+// hang in some of the random interleavings (a GemmFp8Sm90 hang on an H200: 4 k-tiles per unit, 6
+// stages; with two units the interleaving that hangs is too rare to count on), while units as
+// long as the ring or longer cannot hang. A credit given before the wait hangs at any length.
 template <int Stages>
 void check_stagger_protocol() {
   SCOPED_TRACE(testing::Message() << Stages << " stages");
@@ -529,7 +565,7 @@ void check_stagger_protocol() {
     for (int units = 1; units <= 5; ++units) {
       const int k_tiles = units * per_unit;
       SCOPED_TRACE(testing::Message() << units << " units of " << per_unit << " k-tiles");
-      unsigned hung = 0;
+      unsigned hung = 0, hung_early_credit = 0;
       for (unsigned seed = 0; seed < kSeeds; ++seed) {
         RingSimulation<Stages> sim(k_tiles, 2, Mistake::kNone, 0, per_unit);
         const Outcome o = sim.run(Schedule::kRandom, seed);
@@ -537,6 +573,8 @@ void check_stagger_protocol() {
         ASSERT_TRUE(sim.phases_match_laps()) << "seed " << seed;
         RingSimulation<Stages> arrive_only(k_tiles, 2, Mistake::kStaggerArriveOnly, 0, per_unit);
         hung += arrive_only.run(Schedule::kRandom, seed).deadlock ? 1 : 0;
+        RingSimulation<Stages> early(k_tiles, 2, Mistake::kStaggerEarlyCredit, 0, per_unit);
+        hung_early_credit += early.run(Schedule::kRandom, seed).deadlock ? 1 : 0;
       }
       for (Schedule schedule : {Schedule::kProducerFirst, Schedule::kConsumersFirst}) {
         RingSimulation<Stages> sim(k_tiles, 2, Mistake::kNone, 0, per_unit);
@@ -547,6 +585,7 @@ void check_stagger_protocol() {
       } else if (units >= 3) {
         EXPECT_GT(hung, 0u) << "arrive-only never hung";
       }
+      EXPECT_GT(hung_early_credit, 0u) << "a credit before the wait never hung";
     }
 }
 
@@ -858,7 +897,8 @@ TEST(PipelineState, HopperRingProtocolModel) {
   check_protocol<6>();
 }
 
-// The FP8 GEMM's two consumers meeting once per unit (6 stages, as its default tile config).
+// The FP8 GEMM's two consumers' signals and credits, once per unit (6 stages, as its default tile
+// config).
 TEST(PipelineState, StaggerRendezvousModel) {
   check_stagger_protocol<2>();
   check_stagger_protocol<4>();

@@ -230,6 +230,7 @@ struct GemmKernelSm90 {
         }
         epilogue.drain(p.epilogue);
       } else {
+        if constexpr (kFoldsKBlocks) Mainloop::stagger_begin(consumer, kStaggerBarrier);
         for (int j = 0; j < units; ++j) {
           // The previous tile's last chunks go to shared memory while this tile's first wgmmas
           // run: the tensor cores wait only for the first chunks.
@@ -253,6 +254,7 @@ struct GemmKernelSm90 {
             epilogue.skip();
           }
         }
+        if constexpr (kFoldsKBlocks) Mainloop::stagger_end(consumer, kStaggerBarrier);
         epilogue.drain(p.epilogue);
       }
       epilogue.finish();
