@@ -1,8 +1,8 @@
 #pragma once
-// The FP8 GEMM behind tilepipe.scaled_mm: tilepipe::GemmFp8Sm90 with the schedule
+// The FP8 GEMM behind tilepipe.scaled_mm: tilepipe::GemmFp8Sm90 with the tile and schedule
 // tilepipe::Fp8ScheduleHeuristic picks for the current device. `run_fp8<AB, D, Scaling>` runs one
-// instantiation; setup.py generates a file per instantiation (fp8 type x output type x scale
-// mode), so that they compile in parallel, and scaled_mm.cu picks one.
+// instantiation (both tiles); setup.py generates a file per instantiation (fp8 type x output type
+// x scale mode), so that they compile in parallel, and scaled_mm.cu picks one.
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -14,13 +14,16 @@
 
 namespace tilepipe_torch {
 
-template <class AB, class D, tilepipe::Fp8Scaling Scaling>
-using Fp8Gemm = tilepipe::GemmFp8Sm90<AB, D, Scaling>;
+template <class AB, class D, tilepipe::Fp8Scaling Scaling, class Config>
+using Fp8Gemm = tilepipe::GemmFp8Sm90<AB, D, Scaling, tilepipe::Identity, Config>;
+template <class AB, class D>
+using Fp8Arguments = tilepipe::GemmFp8Arguments<AB, D, tilepipe::Identity>;
 
-//! GemmFp8Sm90's arguments for `p`, with the measured schedule for the current device.
-template <class AB, class D, tilepipe::Fp8Scaling Scaling>
-typename Fp8Gemm<AB, D, Scaling>::Arguments fp8_arguments(const ScaledMmProblem& p) {
-  typename Fp8Gemm<AB, D, Scaling>::Arguments args;
+//! GemmFp8Sm90's arguments for `p`, with the measured tile and schedule for the current device
+//! (`wide`: Fp8WideTileConfig).
+template <class AB, class D>
+Fp8Arguments<AB, D> fp8_arguments(const ScaledMmProblem& p, bool& wide) {
+  Fp8Arguments<AB, D> args;
   args.m = p.m;
   args.n = p.n;
   args.k = p.k;
@@ -34,12 +37,14 @@ typename Fp8Gemm<AB, D, Scaling>::Arguments fp8_arguments(const ScaledMmProblem&
   args.scale_b = p.scale_b;
   args.ld_scale_a = p.ld_scale_a;
   args.ld_scale_b = p.ld_scale_b;
+  wide = false;
   int device = 0, sms = 0;
   if (cudaGetDevice(&device) == cudaSuccess &&
       cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) == cudaSuccess) {
     const tilepipe::GemmFp8Schedule s = tilepipe::Fp8ScheduleHeuristic::select(p.m, p.n, p.k, sms);
     args.split_k = s.split_k;
     args.stream_k = s.stream_k;
+    wide = s.wide;
   }
   args.workspace = p.workspace;
   args.workspace_bytes = p.workspace_bytes;
@@ -48,12 +53,18 @@ typename Fp8Gemm<AB, D, Scaling>::Arguments fp8_arguments(const ScaledMmProblem&
 
 template <class AB, class D, tilepipe::Fp8Scaling Scaling>
 tilepipe::Status run_fp8(const ScaledMmProblem& p, cudaStream_t stream) {
-  return Fp8Gemm<AB, D, Scaling>::run(fp8_arguments<AB, D, Scaling>(p), stream);
+  bool wide = false;
+  const auto args = fp8_arguments<AB, D>(p, wide);
+  if (wide) return Fp8Gemm<AB, D, Scaling, tilepipe::Fp8WideTileConfig>::run(args, stream);
+  return Fp8Gemm<AB, D, Scaling, tilepipe::Fp8TileConfig>::run(args, stream);
 }
 
 template <class AB, class D, tilepipe::Fp8Scaling Scaling>
 std::size_t fp8_workspace(const ScaledMmProblem& p) {
-  return Fp8Gemm<AB, D, Scaling>::workspace_size(fp8_arguments<AB, D, Scaling>(p));
+  bool wide = false;
+  const auto args = fp8_arguments<AB, D>(p, wide);
+  if (wide) return Fp8Gemm<AB, D, Scaling, tilepipe::Fp8WideTileConfig>::workspace_size(args);
+  return Fp8Gemm<AB, D, Scaling, tilepipe::Fp8TileConfig>::workspace_size(args);
 }
 
 }  // namespace tilepipe_torch

@@ -116,13 +116,19 @@ template __global__ void tilepipe::gemm_kernel_sm90<HopperTf32TN::Kernel>(
     const __grid_constant__ HopperTf32TN::Params);
 
 // FP8 on the Hopper tier (wgmma m64n128k32 on e4m3 / e5m2, QGMMA): block-wise scales folded per
-// k-tile on the CUDA cores (FFMA), and tensorwise e5m2.
+// k-tile on the CUDA cores (FFMA), on both tiles (the wide one's accumulators and its one set of
+// half-width partials must fit the consumers' registers), and tensorwise e5m2.
 using Fp8Blockwise =
     tilepipe::GemmFp8Sm90<__nv_fp8_e4m3, __nv_bfloat16, tilepipe::Fp8Scaling::kBlockwise>;
+using Fp8BlockwiseWide =
+    tilepipe::GemmFp8Sm90<__nv_fp8_e4m3, __nv_bfloat16, tilepipe::Fp8Scaling::kBlockwise,
+                          tilepipe::Identity, tilepipe::Fp8WideTileConfig>;
 using Fp8E5m2 =
     tilepipe::GemmFp8Sm90<__nv_fp8_e5m2, __nv_bfloat16, tilepipe::Fp8Scaling::kTensorwise>;
 template __global__ void tilepipe::gemm_kernel_sm90<Fp8Blockwise::Kernel>(
     const __grid_constant__ Fp8Blockwise::Params);
+template __global__ void tilepipe::gemm_kernel_sm90<Fp8BlockwiseWide::Kernel>(
+    const __grid_constant__ Fp8BlockwiseWide::Params);
 template __global__ void tilepipe::gemm_kernel_sm90<Fp8E5m2::Kernel>(
     const __grid_constant__ Fp8E5m2::Params);
 

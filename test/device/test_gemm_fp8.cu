@@ -32,8 +32,10 @@ namespace {
 using tilepipe::Fp8Scaling;
 using tptest::DeviceBuffer;
 
-template <class AB, class D, Fp8Scaling S>
-using Fp8 = tilepipe::GemmFp8Sm90<AB, D, S>;
+using tilepipe::Fp8WideTileConfig;
+
+template <class AB, class D, Fp8Scaling S, class Config = tilepipe::Fp8TileConfig>
+using Fp8 = tilepipe::GemmFp8Sm90<AB, D, S, tilepipe::Identity, Config>;
 
 bool fp8_available() {
   return Fp8<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kTensorwise>::available();
@@ -78,11 +80,12 @@ std::string describe(const Problem& p) {
 
 // Runs one problem; returns false (after ADD_FAILURE) where an element is wrong or a guard moved.
 // `worst` gets the largest |error| / bound over the elements of a random problem.
-template <class AB, class D, Fp8Scaling S>
+template <class AB, class D, Fp8Scaling S, class Config = tilepipe::Fp8TileConfig>
 bool run_problem(const Problem& p, std::uint32_t seed, double* worst = nullptr) {
-  using Gemm = Fp8<AB, D, S>;
+  using Gemm = Fp8<AB, D, S, Config>;
   const std::string what = std::string(tilepipe::ElementTraits<AB>::kName) + " -> " +
-                           tptest::type_name<D>() + " " + mode_name(S) + " " + describe(p);
+                           tptest::type_name<D>() + " " + mode_name(S) + " " + describe(p) +
+                           (Config::kN == 256 ? " (wide tile)" : "");
   std::mt19937 rng(seed);
   const std::int64_t lda = p.k + p.pad_a, ldb = p.k + p.pad_b, ldd = p.n + p.pad_d;
   const int kb = (p.k + 127) / 128, nb = (p.n + 127) / 128;
@@ -260,7 +263,7 @@ bool run_problem(const Problem& p, std::uint32_t seed, double* worst = nullptr) 
   return bad == 0;
 }
 
-template <class AB, class D, Fp8Scaling S>
+template <class AB, class D, Fp8Scaling S, class Config = tilepipe::Fp8TileConfig>
 void run_shapes(bool exact) {
   const Problem shapes[] = {
       {1, 1, 16},       {64, 128, 128},     {128, 128, 256},  {127, 257, 144},
@@ -270,7 +273,7 @@ void run_shapes(bool exact) {
   std::uint32_t seed = 1;
   for (Problem p : shapes) {
     p.exact = exact;
-    EXPECT_TRUE((run_problem<AB, D, S>(p, seed++)));
+    EXPECT_TRUE((run_problem<AB, D, S, Config>(p, seed++)));
   }
 }
 
@@ -300,11 +303,20 @@ TEST(GemmFp8, E4m3F16TensorwiseExact) {
   TP_REQUIRE_HOPPER_TIER(fp8_available());
   run_shapes<__nv_fp8_e4m3, __half, Fp8Scaling::kTensorwise>(true);
 }
+// The 128 x 256 tile (Fp8WideTileConfig): each k-tile multiplied and folded in two halves.
+TEST(GemmFp8, WideTileExact) {
+  TP_REQUIRE_HOPPER_TIER(fp8_available());
+  run_shapes<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kTensorwise, Fp8WideTileConfig>(true);
+  run_shapes<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kRowwise, Fp8WideTileConfig>(true);
+  run_shapes<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kBlockwise, Fp8WideTileConfig>(true);
+  run_shapes<__nv_fp8_e4m3, float, Fp8Scaling::kBlockwise, Fp8WideTileConfig>(true);
+}
 TEST(GemmFp8, RandomValuesWithinBound) {
   TP_REQUIRE_HOPPER_TIER(fp8_available());
   run_shapes<__nv_fp8_e4m3, float, Fp8Scaling::kBlockwise>(false);
   run_shapes<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kRowwise>(false);
   run_shapes<__nv_fp8_e5m2, __nv_bfloat16, Fp8Scaling::kTensorwise>(false);
+  run_shapes<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kBlockwise, Fp8WideTileConfig>(false);
 }
 
 // Split-K and stream-K pieces meet in f32 after the fold: the scales are applied once.
@@ -322,6 +334,12 @@ TEST(GemmFp8, SplitKAndStreamK) {
   for (const Problem& p : cases) {
     EXPECT_TRUE((run_problem<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kBlockwise>(p, seed++)));
     EXPECT_TRUE((run_problem<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kRowwise>(p, seed++)));
+    EXPECT_TRUE(
+        (run_problem<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kBlockwise, Fp8WideTileConfig>(
+            p, seed++)));
+    EXPECT_TRUE(
+        (run_problem<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kTensorwise, Fp8WideTileConfig>(
+            p, seed++)));
   }
 }
 
@@ -339,6 +357,21 @@ TEST(GemmFp8, ShortUnitsSeveralPerBlock) {
     EXPECT_TRUE((run_problem<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kTensorwise>(p, seed++)));
     EXPECT_TRUE((run_problem<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kRowwise>(p, seed++)));
     EXPECT_TRUE((run_problem<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kBlockwise>(p, seed++)));
+  }
+  // The wide tile's ring has 4 slots: units of 3 k-tiles.
+  const Problem wide_cases[] = {
+      {64, 24576, 1536, 0, 0, 0, true, 4, 0},   // 96 tiles x 4 slices of 3 k-tiles
+      {1024, 12288, 384, 0, 0, 0, true, 1, 0},  // 384 whole tiles of 3 k-tiles
+  };
+  for (const Problem& p : wide_cases) {
+    EXPECT_TRUE(
+        (run_problem<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kTensorwise, Fp8WideTileConfig>(
+            p, seed++)));
+    EXPECT_TRUE((run_problem<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kRowwise, Fp8WideTileConfig>(
+        p, seed++)));
+    EXPECT_TRUE(
+        (run_problem<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kBlockwise, Fp8WideTileConfig>(
+            p, seed++)));
   }
 }
 
@@ -518,7 +551,7 @@ TEST(GemmFp8, Random) {
       default: return 1 + pick(max);
     }
   };
-  int failures = 0, counts[3] = {0, 0, 0}, split = 0, stream = 0, random_values = 0;
+  int failures = 0, counts[3] = {0, 0, 0}, split = 0, stream = 0, random_values = 0, wide_tiles = 0;
   double worst = 0.0;
   for (std::uint64_t i = 0; i < count && failures < 5; ++i) {
     Problem p{dim(max_dim), dim(max_dim), 16 * (1 + pick(160))};
@@ -530,34 +563,46 @@ TEST(GemmFp8, Random) {
     random_values += !p.exact;
     int mode = pick(3);
     const int kind = pick(5);
+    // e4m3 -> bf16 and e4m3 -> f32 block-wise also run the wide tile (the others: the narrow one).
+    const bool wide = pick(2) != 0 && kind != 0 && !(kind == 1 && mode != 2);
+    wide_tiles += wide;
     if (kind == 1 && mode != 2) mode = 0;  // e4m3 -> f16 runs tensorwise only (fewer kernels)
     ++counts[mode];
     const auto seed = static_cast<std::uint32_t>(rng());
     bool ok = true;
     double* w = p.exact ? nullptr : &worst;  // exact problems meet their bound with equality
-#define TP_FP8_RUN(AB, D)                                                        \
-  switch (mode) {                                                                \
-    case 0: ok = run_problem<AB, D, Fp8Scaling::kTensorwise>(p, seed, w); break; \
-    case 1: ok = run_problem<AB, D, Fp8Scaling::kRowwise>(p, seed, w); break;    \
-    default: ok = run_problem<AB, D, Fp8Scaling::kBlockwise>(p, seed, w); break; \
+#define TP_FP8_RUN(AB, D, C)                                                        \
+  switch (mode) {                                                                   \
+    case 0: ok = run_problem<AB, D, Fp8Scaling::kTensorwise, C>(p, seed, w); break; \
+    case 1: ok = run_problem<AB, D, Fp8Scaling::kRowwise, C>(p, seed, w); break;    \
+    default: ok = run_problem<AB, D, Fp8Scaling::kBlockwise, C>(p, seed, w); break; \
   }
     switch (kind) {
-      case 0: TP_FP8_RUN(__nv_fp8_e5m2, __nv_bfloat16); break;
+      case 0: TP_FP8_RUN(__nv_fp8_e5m2, __nv_bfloat16, tilepipe::Fp8TileConfig); break;
       case 1:
-        if (mode == 2) ok = run_problem<__nv_fp8_e4m3, float, Fp8Scaling::kBlockwise>(p, seed, w);
-        else ok = run_problem<__nv_fp8_e4m3, __half, Fp8Scaling::kTensorwise>(p, seed, w);
+        if (mode != 2) ok = run_problem<__nv_fp8_e4m3, __half, Fp8Scaling::kTensorwise>(p, seed, w);
+        else if (wide)
+          ok = run_problem<__nv_fp8_e4m3, float, Fp8Scaling::kBlockwise, Fp8WideTileConfig>(p, seed,
+                                                                                            w);
+        else ok = run_problem<__nv_fp8_e4m3, float, Fp8Scaling::kBlockwise>(p, seed, w);
         break;
-      default: TP_FP8_RUN(__nv_fp8_e4m3, __nv_bfloat16); break;
+      default:
+        if (wide) {
+          TP_FP8_RUN(__nv_fp8_e4m3, __nv_bfloat16, Fp8WideTileConfig);
+        } else {
+          TP_FP8_RUN(__nv_fp8_e4m3, __nv_bfloat16, tilepipe::Fp8TileConfig);
+        }
+        break;
     }
 #undef TP_FP8_RUN
     failures += !ok;
   }
   std::printf(
       "[fp8-fuzz] %llu problems (%d tensorwise, %d rowwise, %d blockwise; %d split-K, %d "
-      "stream-K; %d random-valued), %d failures, worst |error|/bound of the random-valued %.3g "
-      "(seed %llu)\n",
+      "stream-K; %d on the wide tile; %d random-valued), %d failures, worst |error|/bound of the "
+      "random-valued %.3g (seed %llu)\n",
       static_cast<unsigned long long>(counts[0] + counts[1] + counts[2]), counts[0], counts[1],
-      counts[2], split, stream, random_values, failures, worst,
+      counts[2], split, stream, wide_tiles, random_values, failures, worst,
       static_cast<unsigned long long>(seed0));
   EXPECT_EQ(failures, 0);
 }

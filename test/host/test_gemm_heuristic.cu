@@ -270,23 +270,28 @@ TEST(GemmAuto, SelectAndWorkspaceFromArguments) {
 }
 
 // GemmFp8Sm90's schedule rule (Fp8ScheduleHeuristic) on the shapes it was measured on (H200,
-// performance log 43), and that no split leaves a slice short or a wave overfull.
+// performance logs 43 and 50: the tile it picks was the faster in each), and that no split leaves
+// a slice short or a wave overfull.
 TEST(Fp8ScheduleHeuristic, MeasuredShapes) {
   using tilepipe::Fp8ScheduleHeuristic;
   using tilepipe::GemmFp8Schedule;
   const auto select = [](std::int64_t m, std::int64_t n, std::int64_t k) {
     return Fp8ScheduleHeuristic::select(m, n, k, kH200Sms);
   };
-  EXPECT_EQ(select(64, 4096, 7168), (GemmFp8Schedule{4, 0}));      // 32 tiles
-  EXPECT_EQ(select(128, 2112, 7168), (GemmFp8Schedule{4, 0}));     // 17 tiles
-  EXPECT_EQ(select(128, 7168, 16384), (GemmFp8Schedule{2, 0}));    // 56 tiles: 4 overfill
-  EXPECT_EQ(select(64, 7168, 2048), (GemmFp8Schedule{1, 0}));      // 16 k-tiles: slices short
-  EXPECT_EQ(select(64, 24576, 1536), (GemmFp8Schedule{1, 0}));     // ragged, K short
-  EXPECT_EQ(select(4096, 2112, 7168), (GemmFp8Schedule{1, 132}));  // 4.1 waves, K long
-  EXPECT_EQ(select(4096, 4096, 4096), (GemmFp8Schedule{1, 0}));    // 7.8 waves
-  EXPECT_EQ(select(8192, 8192, 8192), (GemmFp8Schedule{1, 0}));
-  EXPECT_EQ(select(0, 4096, 4096), (GemmFp8Schedule{1, 0}));
-  EXPECT_EQ(select(64, 4096, 0), (GemmFp8Schedule{1, 0}));
+  constexpr bool kWide = true, kNarrow = false;
+  EXPECT_EQ(select(64, 4096, 7168), (GemmFp8Schedule{4, 0, kNarrow}));    // 32 tiles (wide 16)
+  EXPECT_EQ(select(128, 2112, 7168), (GemmFp8Schedule{4, 0, kNarrow}));   // 17 tiles (wide 9)
+  EXPECT_EQ(select(128, 7168, 16384), (GemmFp8Schedule{2, 0, kNarrow}));  // wide: 4 slices
+  EXPECT_EQ(select(64, 7168, 2048), (GemmFp8Schedule{1, 0, kNarrow}));    // 16 k-tiles: unsplit
+  EXPECT_EQ(select(64, 24576, 1536), (GemmFp8Schedule{1, 0, kWide}));     // 96 wide tiles
+  EXPECT_EQ(select(64, 32768, 512), (GemmFp8Schedule{1, 0, kWide}));
+  EXPECT_EQ(select(4096, 2112, 7168), (GemmFp8Schedule{1, 132, kNarrow}));  // 4.1 waves, K long
+  EXPECT_EQ(select(4096, 4096, 4096), (GemmFp8Schedule{1, 0, kWide}));      // 3.9 waves wide
+  EXPECT_EQ(select(4096, 7168, 16384), (GemmFp8Schedule{1, 0, kWide}));
+  EXPECT_EQ(select(4096, 24576, 1536), (GemmFp8Schedule{1, 0, kWide}));
+  EXPECT_EQ(select(8192, 8192, 8192), (GemmFp8Schedule{1, 0, kWide}));
+  EXPECT_EQ(select(0, 4096, 4096), (GemmFp8Schedule{1, 0, kNarrow}));
+  EXPECT_EQ(select(64, 4096, 0), (GemmFp8Schedule{1, 0, kNarrow}));
 }
 
 TEST(Fp8ScheduleHeuristic, SlicesLongAndWithinAWave) {
@@ -296,7 +301,8 @@ TEST(Fp8ScheduleHeuristic, SlicesLongAndWithinAWave) {
       for (std::int64_t n : {1, 128, 2112, 7168})
         for (std::int64_t k : {16, 1536, 4096, 7168, 16384}) {
           const tilepipe::GemmFp8Schedule s = H::select(m, n, k, sms);
-          const std::int64_t tiles = (m + 127) / 128 * ((n + 127) / 128);
+          const std::int64_t tile_n = s.wide ? H::kWideTileN : H::kTileN;
+          const std::int64_t tiles = (m + 127) / 128 * ((n + tile_n - 1) / tile_n);
           ASSERT_GE(s.split_k, 1);
           ASSERT_LE(s.split_k, H::kMaxSplitK);
           ASSERT_TRUE(s.split_k == 1 || s.stream_k == 0);

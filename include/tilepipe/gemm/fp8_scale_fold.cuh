@@ -73,12 +73,20 @@ class Fp8ScaleFold {
     if constexpr (Mode == Fp8Scaling::kBlockwise) load();
   }
 
-  //! `acc += partial * scale`, the scale of each register's row (and block of columns).
-  TILEPIPE_DEVICE void operator()(Accumulators& acc, const Accumulators& partial, int) const {
+  //! `acc += partial * scale`, the scale of each register's row (and block of columns). A
+  //! `partial` narrower than `acc` (a 256-wide tile's halves) holds columns `128 * half ..`.
+  template <class Partial>
+  TILEPIPE_DEVICE void operator()(Accumulators& acc, const Partial& partial, int,
+                                  int half = 0) const {
     // Block-wise: the k-tile's scale per row and block of columns.
     const float b00 = la0_ * lb0_, b10 = la1_ * lb0_, b01 = la0_ * lb1_, b11 = la1_ * lb1_;
+    constexpr int kPartial = Partial::kRegisters;
+    static_assert(kRegisters % kPartial == 0,
+                  "Fp8ScaleFold: a partial must hold a whole part of the accumulators' columns");
     TILEPIPE_UNROLL
-    for (int i = 0; i < kRegisters; ++i) {
+    for (int j = 0; j < kPartial; ++j) {
+      // acc's register: the layout repeats every 8 columns, so a half is a run of registers.
+      const int i = j + half * kPartial;
       const bool second_row = (i / 2) % 2 != 0;
       float s;
       if constexpr (Mode == Fp8Scaling::kBlockwise) {
@@ -89,7 +97,7 @@ class Fp8ScaleFold {
       } else {
         s = second_row ? s1_ : s0_;
       }
-      acc.x[i] = fmaf(partial.x[i], s, acc.x[i]);
+      acc.x[i] = fmaf(partial.x[j], s, acc.x[i]);
     }
   }
 
