@@ -1,7 +1,9 @@
-// GemmMultistage on every combination of A, B and C/D layouts, both input types and Stages 2..5,
-// over shapes with partial tiles on every edge, exact against the CPU (small integers), with
-// guard bands around D. The kernels are the randomized test's (gemm_dispatch.cuh, compiled once
-// in tilepipe_gemm_dispatch), run through the same typed harness as the other GEMM tests.
+// GemmMultistage on every combination of A, B and C/D layouts, both input types and the stage
+// counts of each layout pair in gemm_dispatch.cuh (same_type_stages: all of 2..6 for TN, and
+// between the two input types every stage count for the others), over shapes with partial tiles
+// on every edge, exact against the CPU (small integers), with guard bands around D. The kernels
+// are the randomized test's (gemm_dispatch.cuh, compiled once in tilepipe_gemm_dispatch), run
+// through the same typed harness as the other GEMM tests.
 
 #include <gtest/gtest.h>
 
@@ -35,21 +37,32 @@ void run_shapes(std::uint32_t seed) {
     }
 }
 
-template <class T, int Stages>
-void run_layouts(std::uint32_t seed) {
-  run_shapes<T, Layout::kRowMajor, Layout::kColumnMajor, Stages>(seed);
-  run_shapes<T, Layout::kRowMajor, Layout::kRowMajor, Stages>(seed + 100);
-  run_shapes<T, Layout::kColumnMajor, Layout::kColumnMajor, Stages>(seed + 200);
-  run_shapes<T, Layout::kColumnMajor, Layout::kRowMajor, Stages>(seed + 300);
+template <class T, Layout LA, Layout LB, int... Stages>
+void run_stage_list(std::uint32_t seed, tptest::StageList<Stages...>) {
+  (run_shapes<T, LA, LB, Stages>(seed + 100 * Stages), ...);
+}
+
+template <class T, Layout LA, Layout LB>
+void run_layout(std::uint32_t seed) {
+  run_stage_list<T, LA, LB>(seed, tptest::same_type_stages<T, LA, LB>());
 }
 
 }  // namespace
 
-TEST(GemmLayouts, HalfStages2) { run_layouts<__half, 2>(1000); }
-TEST(GemmLayouts, HalfStages3) { run_layouts<__half, 3>(2000); }
-TEST(GemmLayouts, HalfStages4) { run_layouts<__half, 4>(3000); }
-TEST(GemmLayouts, HalfStages5) { run_layouts<__half, 5>(4000); }
-TEST(GemmLayouts, BFloat16Stages2) { run_layouts<__nv_bfloat16, 2>(5000); }
-TEST(GemmLayouts, BFloat16Stages3) { run_layouts<__nv_bfloat16, 3>(6000); }
-TEST(GemmLayouts, BFloat16Stages4) { run_layouts<__nv_bfloat16, 4>(7000); }
-TEST(GemmLayouts, BFloat16Stages5) { run_layouts<__nv_bfloat16, 5>(8000); }
+// A's layout, then B's: t row-major ("transposed" in BLAS terms), n column-major.
+TEST(GemmLayouts, HalfTN) { run_layout<__half, Layout::kRowMajor, Layout::kColumnMajor>(1000); }
+TEST(GemmLayouts, HalfTT) { run_layout<__half, Layout::kRowMajor, Layout::kRowMajor>(2000); }
+TEST(GemmLayouts, HalfNN) { run_layout<__half, Layout::kColumnMajor, Layout::kColumnMajor>(3000); }
+TEST(GemmLayouts, HalfNT) { run_layout<__half, Layout::kColumnMajor, Layout::kRowMajor>(4000); }
+TEST(GemmLayouts, BFloat16TN) {
+  run_layout<__nv_bfloat16, Layout::kRowMajor, Layout::kColumnMajor>(5000);
+}
+TEST(GemmLayouts, BFloat16TT) {
+  run_layout<__nv_bfloat16, Layout::kRowMajor, Layout::kRowMajor>(6000);
+}
+TEST(GemmLayouts, BFloat16NN) {
+  run_layout<__nv_bfloat16, Layout::kColumnMajor, Layout::kColumnMajor>(7000);
+}
+TEST(GemmLayouts, BFloat16NT) {
+  run_layout<__nv_bfloat16, Layout::kColumnMajor, Layout::kRowMajor>(8000);
+}
