@@ -270,8 +270,8 @@ TEST(GemmAuto, SelectAndWorkspaceFromArguments) {
 }
 
 // GemmFp8Sm90's schedule rule (Fp8ScheduleHeuristic) on the shapes it was measured on (H200,
-// performance logs 43 and 50: the tile it picks was the faster in each), and that no split leaves
-// a slice short or a wave overfull.
+// performance logs 43 and 50: the tile it picks was the faster on all of these), and that no split
+// leaves a slice short or a wave overfull.
 TEST(Fp8ScheduleHeuristic, MeasuredShapes) {
   using tilepipe::Fp8ScheduleHeuristic;
   using tilepipe::GemmFp8Schedule;

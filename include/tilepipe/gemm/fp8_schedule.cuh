@@ -21,11 +21,12 @@
 //! Then the tile: the wide one where its estimated time is less, the time being the waves of
 //! units times a unit's k-tiles (stream-K: all the k-tiles over S), a wide k-tile counting 2 x
 //! kWideSpeed narrow ones, and where it needs no more K slices than the narrow one (with more, the
-//! partial tiles' traffic grows: 128 x 7168 x 16384 ran 0.87 x as fast wide in 4 slices as narrow
-//! in 2). Measured on the H200 over 20 shapes (M 64, 128, 4096; performance log 50) this picks the
-//! faster tile in each, e.g. wide 64 x 24576 x 1536 (1.18 x) and 4096 x 7168 x 2048 (1.05-1.11 x),
-//! narrow 64 x 4096 x 7168 (0.83 x wide) and 4096 x 2112 x 7168 (0.90-0.95 x wide: N's last wide
-//! tile is mostly empty).
+//! partial tiles' traffic grows: 128 x 7168 x 16384 ran 0.85-0.92 x as fast wide in 4 slices as
+//! narrow in 2). Measured on the H200 over 20 shapes (M 64, 128, 4096; performance log 50) this
+//! picks the faster tile in 19, e.g. wide 64 x 24576 x 1536 (1.19-1.30 x) and 4096 x 7168 x 2048
+//! (1.06-1.12 x), narrow 64 x 4096 x 7168 (wide 0.85-0.89 x) and 4096 x 2112 x 7168 (wide 0.89-0.95
+//! x: N's last wide tile is mostly empty); not 64 x 7168 x 16384 (wide 4 slices, 0.99-1.10 x narrow
+//! 2).
 
 #include <cstdint>
 
