@@ -293,11 +293,11 @@ TEST(GemmFp8, E4m3F32BlockwiseExact) {
   TP_REQUIRE_HOPPER_TIER(fp8_available());
   run_shapes<__nv_fp8_e4m3, float, Fp8Scaling::kBlockwise>(true);
 }
-TEST(GemmFp8, E5m2Bf16AllModesExact) {
+// e5m2 changes the wgmma's element type and nothing the scales touch (the fold works on f32
+// partials), so it runs tensorwise only: two kernels fewer for CI's compile time.
+TEST(GemmFp8, E5m2Bf16TensorwiseExact) {
   TP_REQUIRE_HOPPER_TIER(fp8_available());
   run_shapes<__nv_fp8_e5m2, __nv_bfloat16, Fp8Scaling::kTensorwise>(true);
-  run_shapes<__nv_fp8_e5m2, __nv_bfloat16, Fp8Scaling::kRowwise>(true);
-  run_shapes<__nv_fp8_e5m2, __nv_bfloat16, Fp8Scaling::kBlockwise>(true);
 }
 TEST(GemmFp8, E4m3F16TensorwiseExact) {
   TP_REQUIRE_HOPPER_TIER(fp8_available());
@@ -566,7 +566,8 @@ TEST(GemmFp8, Random) {
     // e4m3 -> bf16 and e4m3 -> f32 block-wise also run the wide tile (the others: the narrow one).
     const bool wide = pick(2) != 0 && kind != 0 && !(kind == 1 && mode != 2);
     wide_tiles += wide;
-    if (kind == 1 && mode != 2) mode = 0;  // e4m3 -> f16 runs tensorwise only (fewer kernels)
+    // e5m2 -> bf16 and e4m3 -> f16 run tensorwise only (fewer kernels).
+    if (kind == 0 || (kind == 1 && mode != 2)) mode = 0;
     ++counts[mode];
     const auto seed = static_cast<std::uint32_t>(rng());
     bool ok = true;
@@ -578,7 +579,9 @@ TEST(GemmFp8, Random) {
     default: ok = run_problem<AB, D, Fp8Scaling::kBlockwise, C>(p, seed, w); break; \
   }
     switch (kind) {
-      case 0: TP_FP8_RUN(__nv_fp8_e5m2, __nv_bfloat16, tilepipe::Fp8TileConfig); break;
+      case 0:
+        ok = run_problem<__nv_fp8_e5m2, __nv_bfloat16, Fp8Scaling::kTensorwise>(p, seed, w);
+        break;
       case 1:
         if (mode != 2) ok = run_problem<__nv_fp8_e4m3, __half, Fp8Scaling::kTensorwise>(p, seed, w);
         else if (wide)

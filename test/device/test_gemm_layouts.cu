@@ -1,9 +1,9 @@
 // GemmMultistage on every combination of A, B and C/D layouts, both input types and the stage
-// counts of each layout pair in gemm_dispatch.cuh (same_type_stages: all of 2..6 for TN, and
-// between the two input types every stage count for the others), over shapes with partial tiles
-// on every edge, exact against the CPU (small integers), with guard bands around D. The kernels
-// are the randomized test's (gemm_dispatch.cuh, compiled once in tilepipe_gemm_dispatch), run
-// through the same typed harness as the other GEMM tests.
+// counts of each layout pair in gemm_dispatch.cuh (same_type_stages: all of 2..6 for f16 TN, and
+// between the two input types every stage count for each layout pair), over shapes with partial
+// tiles on every edge, exact against the CPU (small integers), with guard bands around D. The
+// kernels are the randomized test's (gemm_dispatch.cuh, compiled once in tilepipe_gemm_dispatch),
+// run through the same typed harness as the other GEMM tests.
 
 #include <gtest/gtest.h>
 
