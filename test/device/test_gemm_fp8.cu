@@ -343,6 +343,16 @@ TEST(GemmFp8, SplitKAndStreamK) {
   }
 }
 
+// e4m3 -> bf16 on tile `Config` in each scale mode, seeds `seed`, `seed + 1`, ...
+template <class Config>
+void run_every_mode(const Problem& p, std::uint32_t& seed) {
+  EXPECT_TRUE(
+      (run_problem<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kTensorwise, Config>(p, seed++)));
+  EXPECT_TRUE((run_problem<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kRowwise, Config>(p, seed++)));
+  EXPECT_TRUE(
+      (run_problem<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kBlockwise, Config>(p, seed++)));
+}
+
 // Units of fewer k-tiles than the ring has slots, several per block: the two consumers' stagger
 // must not let one of them run a unit ahead of the other. Before it was a rendezvous, the first
 // case hung on an H200 (split in 3: 576 units of 4 k-tiles on 132 blocks).
@@ -353,26 +363,13 @@ TEST(GemmFp8, ShortUnitsSeveralPerBlock) {
       {1024, 6144, 384, 0, 0, 0, true, 1, 0},  // 384 whole tiles of 3 k-tiles
   };
   std::uint32_t seed = 200;
-  for (const Problem& p : cases) {
-    EXPECT_TRUE((run_problem<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kTensorwise>(p, seed++)));
-    EXPECT_TRUE((run_problem<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kRowwise>(p, seed++)));
-    EXPECT_TRUE((run_problem<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kBlockwise>(p, seed++)));
-  }
+  for (const Problem& p : cases) run_every_mode<tilepipe::Fp8TileConfig>(p, seed);
   // The wide tile's ring has 4 slots: units of 3 k-tiles.
   const Problem wide_cases[] = {
       {64, 24576, 1536, 0, 0, 0, true, 4, 0},   // 96 tiles x 4 slices of 3 k-tiles
       {1024, 12288, 384, 0, 0, 0, true, 1, 0},  // 384 whole tiles of 3 k-tiles
   };
-  for (const Problem& p : wide_cases) {
-    EXPECT_TRUE(
-        (run_problem<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kTensorwise, Fp8WideTileConfig>(
-            p, seed++)));
-    EXPECT_TRUE((run_problem<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kRowwise, Fp8WideTileConfig>(
-        p, seed++)));
-    EXPECT_TRUE(
-        (run_problem<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kBlockwise, Fp8WideTileConfig>(
-            p, seed++)));
-  }
+  for (const Problem& p : wide_cases) run_every_mode<Fp8WideTileConfig>(p, seed);
 }
 
 // The README's call: block-wise scales as DeepSeek-V3 and torch._scaled_mm lay them out, checked
