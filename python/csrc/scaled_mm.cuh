@@ -1,8 +1,8 @@
 #pragma once
 // The FP8 GEMM behind tilepipe.scaled_mm: tilepipe::GemmFp8Sm90 with the tile and schedule
 // tilepipe::Fp8ScheduleHeuristic picks for the current device. `run_fp8<AB, D, Scaling>` runs one
-// instantiation (both tiles); setup.py generates a file per instantiation (fp8 type x output type
-// x scale mode), so that they compile in parallel, and scaled_mm.cu picks one.
+// instantiation (its three tiles); setup.py generates a file per instantiation (fp8 type x output
+// type x scale mode), so that they compile in parallel, and scaled_mm.cu picks one.
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -19,10 +19,10 @@ using Fp8Gemm = tilepipe::GemmFp8Sm90<AB, D, Scaling, tilepipe::Identity, Config
 template <class AB, class D>
 using Fp8Arguments = tilepipe::GemmFp8Arguments<AB, D, tilepipe::Identity>;
 
-//! GemmFp8Sm90's arguments for `p`, with the measured tile and schedule for the current device
-//! (`wide`: Fp8WideTileConfig).
-template <class AB, class D>
-Fp8Arguments<AB, D> fp8_arguments(const ScaledMmProblem& p, bool& wide) {
+//! GemmFp8Sm90's arguments for `p`, with the measured tile (`tile`) and schedule for the current
+//! device.
+template <class AB, class D, tilepipe::Fp8Scaling Scaling>
+Fp8Arguments<AB, D> fp8_arguments(const ScaledMmProblem& p, tilepipe::Fp8Tile& tile) {
   Fp8Arguments<AB, D> args;
   args.m = p.m;
   args.n = p.n;
@@ -37,34 +37,45 @@ Fp8Arguments<AB, D> fp8_arguments(const ScaledMmProblem& p, bool& wide) {
   args.scale_b = p.scale_b;
   args.ld_scale_a = p.ld_scale_a;
   args.ld_scale_b = p.ld_scale_b;
-  wide = false;
+  tile = tilepipe::Fp8Tile::k128x128;
   int device = 0, sms = 0;
   if (cudaGetDevice(&device) == cudaSuccess &&
       cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) == cudaSuccess) {
-    const tilepipe::GemmFp8Schedule s = tilepipe::Fp8ScheduleHeuristic::select(p.m, p.n, p.k, sms);
+    const tilepipe::GemmFp8Schedule s =
+        tilepipe::Fp8ScheduleHeuristic::select(p.m, p.n, p.k, sms, Scaling);
     args.split_k = s.split_k;
     args.stream_k = s.stream_k;
-    wide = s.wide;
+    tile = s.tile;
   }
   args.workspace = p.workspace;
   args.workspace_bytes = p.workspace_bytes;
   return args;
 }
 
+//! Calls `f(args, config)` with `p`'s arguments and a value of the chosen tile's configuration.
+template <class AB, class D, tilepipe::Fp8Scaling Scaling, class F>
+auto with_fp8_tile(const ScaledMmProblem& p, F&& f) {
+  tilepipe::Fp8Tile tile{};
+  const auto args = fp8_arguments<AB, D, Scaling>(p, tile);
+  switch (tile) {
+    case tilepipe::Fp8Tile::k128x256: return f(args, tilepipe::Fp8WideTileConfig{});
+    case tilepipe::Fp8Tile::k64x128: return f(args, tilepipe::Fp8DecodeTileConfig{});
+    default: return f(args, tilepipe::Fp8TileConfig{});
+  }
+}
+
 template <class AB, class D, tilepipe::Fp8Scaling Scaling>
 tilepipe::Status run_fp8(const ScaledMmProblem& p, cudaStream_t stream) {
-  bool wide = false;
-  const auto args = fp8_arguments<AB, D>(p, wide);
-  if (wide) return Fp8Gemm<AB, D, Scaling, tilepipe::Fp8WideTileConfig>::run(args, stream);
-  return Fp8Gemm<AB, D, Scaling, tilepipe::Fp8TileConfig>::run(args, stream);
+  return with_fp8_tile<AB, D, Scaling>(p, [stream](const auto& args, auto config) {
+    return Fp8Gemm<AB, D, Scaling, decltype(config)>::run(args, stream);
+  });
 }
 
 template <class AB, class D, tilepipe::Fp8Scaling Scaling>
 std::size_t fp8_workspace(const ScaledMmProblem& p) {
-  bool wide = false;
-  const auto args = fp8_arguments<AB, D>(p, wide);
-  if (wide) return Fp8Gemm<AB, D, Scaling, tilepipe::Fp8WideTileConfig>::workspace_size(args);
-  return Fp8Gemm<AB, D, Scaling, tilepipe::Fp8TileConfig>::workspace_size(args);
+  return with_fp8_tile<AB, D, Scaling>(p, [](const auto& args, auto config) {
+    return Fp8Gemm<AB, D, Scaling, decltype(config)>::workspace_size(args);
+  });
 }
 
 }  // namespace tilepipe_torch

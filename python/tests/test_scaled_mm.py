@@ -126,10 +126,10 @@ def test_exact_small_integers(mode, dtype, out_dtype):
 
 
 # One tile; odd M and N with K a multiple of 16 but not of 128 (a partial last scale block); a
-# single row; decode shapes the operator splits along K (split-K 4 and 2); a ragged wave with long
-# K (stream-K).
+# single row; decode shapes on the 64-row tile, split along K (in 2); a ragged wave with long K
+# (stream-K); two waves of 128 x 128 tiles, one of 128 x 256 (the wide tile).
 SHAPES = [(128, 128, 128), (77, 200, 160), (1, 64, 272), (64, 4096, 7168), (128, 1024, 4096),
-          (1000, 2112, 4096)]
+          (1000, 2112, 4096), (1024, 4096, 512)]
 
 
 @pytest.mark.parametrize("m,n,k", SHAPES)

@@ -32,6 +32,7 @@ namespace {
 using tilepipe::Fp8Scaling;
 using tptest::DeviceBuffer;
 
+using tilepipe::Fp8DecodeTileConfig;
 using tilepipe::Fp8WideTileConfig;
 
 template <class AB, class D, Fp8Scaling S, class Config = tilepipe::Fp8TileConfig>
@@ -85,7 +86,8 @@ bool run_problem(const Problem& p, std::uint32_t seed, double* worst = nullptr) 
   using Gemm = Fp8<AB, D, S, Config>;
   const std::string what = std::string(tilepipe::ElementTraits<AB>::kName) + " -> " +
                            tptest::type_name<D>() + " " + mode_name(S) + " " + describe(p) +
-                           (Config::kN == 256 ? " (wide tile)" : "");
+                           (Config::kN == 256 ? " (wide tile)" : "") +
+                           (Config::kM == 64 ? " (64-row tile)" : "");
   std::mt19937 rng(seed);
   const std::int64_t lda = p.k + p.pad_a, ldb = p.k + p.pad_b, ldd = p.n + p.pad_d;
   const int kb = (p.k + 127) / 128, nb = (p.n + 127) / 128;
@@ -294,14 +296,12 @@ TEST(GemmFp8, E4m3F32BlockwiseExact) {
   run_shapes<__nv_fp8_e4m3, float, Fp8Scaling::kBlockwise>(true);
 }
 // e5m2 changes the wgmma's element type and nothing the scales touch (the fold works on f32
-// partials), so it runs tensorwise only: two kernels fewer for CI's compile time.
+// partials), so it runs tensorwise only, and f16 and f32 results (the epilogue's conversion) on
+// one tile and mode each: fewer kernels for CI's compile time. The PyTorch package's tests run
+// every fp8 type, result type and mode.
 TEST(GemmFp8, E5m2Bf16TensorwiseExact) {
   TP_REQUIRE_HOPPER_TIER(fp8_available());
   run_shapes<__nv_fp8_e5m2, __nv_bfloat16, Fp8Scaling::kTensorwise>(true);
-}
-TEST(GemmFp8, E4m3F16TensorwiseExact) {
-  TP_REQUIRE_HOPPER_TIER(fp8_available());
-  run_shapes<__nv_fp8_e4m3, __half, Fp8Scaling::kTensorwise>(true);
 }
 // The 128 x 256 tile (Fp8WideTileConfig): each k-tile multiplied and folded in two halves.
 TEST(GemmFp8, WideTileExact) {
@@ -309,7 +309,13 @@ TEST(GemmFp8, WideTileExact) {
   run_shapes<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kTensorwise, Fp8WideTileConfig>(true);
   run_shapes<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kRowwise, Fp8WideTileConfig>(true);
   run_shapes<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kBlockwise, Fp8WideTileConfig>(true);
-  run_shapes<__nv_fp8_e4m3, float, Fp8Scaling::kBlockwise, Fp8WideTileConfig>(true);
+}
+// The 64 x 128 tile (Fp8DecodeTileConfig): one consumer warpgroup, so no stagger.
+TEST(GemmFp8, DecodeTileExact) {
+  TP_REQUIRE_HOPPER_TIER(fp8_available());
+  run_shapes<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kTensorwise, Fp8DecodeTileConfig>(true);
+  run_shapes<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kRowwise, Fp8DecodeTileConfig>(true);
+  run_shapes<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kBlockwise, Fp8DecodeTileConfig>(true);
 }
 TEST(GemmFp8, RandomValuesWithinBound) {
   TP_REQUIRE_HOPPER_TIER(fp8_available());
@@ -317,6 +323,7 @@ TEST(GemmFp8, RandomValuesWithinBound) {
   run_shapes<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kRowwise>(false);
   run_shapes<__nv_fp8_e5m2, __nv_bfloat16, Fp8Scaling::kTensorwise>(false);
   run_shapes<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kBlockwise, Fp8WideTileConfig>(false);
+  run_shapes<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kTensorwise, Fp8DecodeTileConfig>(false);
 }
 
 // Split-K and stream-K pieces meet in f32 after the fold: the scales are applied once.
@@ -339,6 +346,12 @@ TEST(GemmFp8, SplitKAndStreamK) {
             p, seed++)));
     EXPECT_TRUE(
         (run_problem<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kTensorwise, Fp8WideTileConfig>(
+            p, seed++)));
+    EXPECT_TRUE(
+        (run_problem<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kBlockwise, Fp8DecodeTileConfig>(
+            p, seed++)));
+    EXPECT_TRUE(
+        (run_problem<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kTensorwise, Fp8DecodeTileConfig>(
             p, seed++)));
   }
 }
@@ -370,6 +383,12 @@ TEST(GemmFp8, ShortUnitsSeveralPerBlock) {
       {1024, 12288, 384, 0, 0, 0, true, 1, 0},  // 384 whole tiles of 3 k-tiles
   };
   for (const Problem& p : wide_cases) run_every_mode<Fp8WideTileConfig>(p, seed);
+  // The 64-row tile's ring has 8 slots: units of 4 and 3 k-tiles.
+  const Problem decode_cases[] = {
+      {64, 24576, 1536, 0, 0, 0, true, 3, 0},  // 192 tiles x 3 slices of 4 k-tiles
+      {1024, 6144, 384, 0, 0, 0, true, 1, 0},  // 768 whole tiles of 3 k-tiles
+  };
+  for (const Problem& p : decode_cases) run_every_mode<Fp8DecodeTileConfig>(p, seed);
 }
 
 // The README's call: block-wise scales as DeepSeek-V3 and torch._scaled_mm lay them out, checked
@@ -548,7 +567,8 @@ TEST(GemmFp8, Random) {
       default: return 1 + pick(max);
     }
   };
-  int failures = 0, counts[3] = {0, 0, 0}, split = 0, stream = 0, random_values = 0, wide_tiles = 0;
+  int failures = 0, counts[3] = {0, 0, 0}, split = 0, stream = 0, random_values = 0;
+  int tiles[3] = {0, 0, 0};  // problems on the 128 x 128, 128 x 256 and 64 x 128 tiles
   double worst = 0.0;
   for (std::uint64_t i = 0; i < count && failures < 5; ++i) {
     Problem p{dim(max_dim), dim(max_dim), 16 * (1 + pick(160))};
@@ -560,11 +580,11 @@ TEST(GemmFp8, Random) {
     random_values += !p.exact;
     int mode = pick(3);
     const int kind = pick(5);
-    // e4m3 -> bf16 and e4m3 -> f32 block-wise also run the wide tile (the others: the narrow one).
-    const bool wide = pick(2) != 0 && kind != 0 && !(kind == 1 && mode != 2);
-    wide_tiles += wide;
-    // e5m2 -> bf16 and e4m3 -> f16 run tensorwise only (fewer kernels).
-    if (kind == 0 || (kind == 1 && mode != 2)) mode = 0;
+    // e4m3 -> bf16 runs on each of the three tiles; e5m2 -> bf16 tensorwise and e4m3 -> f32
+    // block-wise (fewer kernels) on the 128 x 128 one.
+    const int tile = kind < 2 ? 0 : pick(3);
+    if (kind < 2) mode = kind == 0 ? 0 : 2;
+    ++tiles[tile];
     ++counts[mode];
     const auto seed = static_cast<std::uint32_t>(rng());
     bool ok = true;
@@ -575,34 +595,26 @@ TEST(GemmFp8, Random) {
     case 1: ok = run_problem<AB, D, Fp8Scaling::kRowwise, C>(p, seed, w); break;    \
     default: ok = run_problem<AB, D, Fp8Scaling::kBlockwise, C>(p, seed, w); break; \
   }
-    switch (kind) {
-      case 0:
-        ok = run_problem<__nv_fp8_e5m2, __nv_bfloat16, Fp8Scaling::kTensorwise>(p, seed, w);
-        break;
-      case 1:
-        if (mode != 2) ok = run_problem<__nv_fp8_e4m3, __half, Fp8Scaling::kTensorwise>(p, seed, w);
-        else if (wide)
-          ok = run_problem<__nv_fp8_e4m3, float, Fp8Scaling::kBlockwise, Fp8WideTileConfig>(p, seed,
-                                                                                            w);
-        else ok = run_problem<__nv_fp8_e4m3, float, Fp8Scaling::kBlockwise>(p, seed, w);
-        break;
-      default:
-        if (wide) {
-          TP_FP8_RUN(__nv_fp8_e4m3, __nv_bfloat16, Fp8WideTileConfig);
-        } else {
-          TP_FP8_RUN(__nv_fp8_e4m3, __nv_bfloat16, tilepipe::Fp8TileConfig);
-        }
-        break;
+    if (kind == 0) {
+      ok = run_problem<__nv_fp8_e5m2, __nv_bfloat16, Fp8Scaling::kTensorwise>(p, seed, w);
+    } else if (kind == 1) {
+      ok = run_problem<__nv_fp8_e4m3, float, Fp8Scaling::kBlockwise>(p, seed, w);
+    } else if (tile == 1) {
+      TP_FP8_RUN(__nv_fp8_e4m3, __nv_bfloat16, Fp8WideTileConfig);
+    } else if (tile == 2) {
+      TP_FP8_RUN(__nv_fp8_e4m3, __nv_bfloat16, Fp8DecodeTileConfig);
+    } else {
+      TP_FP8_RUN(__nv_fp8_e4m3, __nv_bfloat16, tilepipe::Fp8TileConfig);
     }
 #undef TP_FP8_RUN
     failures += !ok;
   }
   std::printf(
       "[fp8-fuzz] %llu problems (%d tensorwise, %d rowwise, %d blockwise; %d split-K, %d "
-      "stream-K; %d on the wide tile; %d random-valued), %d failures, worst |error|/bound of the "
-      "random-valued %.3g (seed %llu)\n",
+      "stream-K; %d on the 128 x 256 tile, %d on the 64 x 128 one; %d random-valued), %d "
+      "failures, worst |error|/bound of the random-valued %.3g (seed %llu)\n",
       static_cast<unsigned long long>(counts[0] + counts[1] + counts[2]), counts[0], counts[1],
-      counts[2], split, stream, wide_tiles, random_values, failures, worst,
+      counts[2], split, stream, tiles[1], tiles[2], random_values, failures, worst,
       static_cast<unsigned long long>(seed0));
   EXPECT_EQ(failures, 0);
 }

@@ -270,21 +270,43 @@ TEST(GemmAuto, SelectAndWorkspaceFromArguments) {
 }
 
 // GemmFp8Sm90's schedule rule (Fp8ScheduleHeuristic) on the shapes it was measured on (H200,
-// performance logs 43 and 50: the tile it picks was the faster on all of these), and that no split
-// leaves a slice short or a wave overfull.
+// performance logs 43, 50 and 51: the tile and split it picks were the faster, or within 3%, on all
+// of these), and that no split leaves a slice short or a wave overfull.
 TEST(Fp8ScheduleHeuristic, MeasuredShapes) {
   using tilepipe::Fp8ScheduleHeuristic;
   using tilepipe::GemmFp8Schedule;
-  const auto select = [](std::int64_t m, std::int64_t n, std::int64_t k) {
-    return Fp8ScheduleHeuristic::select(m, n, k, kH200Sms);
+  const auto select = [](std::int64_t m, std::int64_t n, std::int64_t k,
+                         tilepipe::Fp8Scaling scaling = tilepipe::Fp8Scaling::kTensorwise) {
+    return Fp8ScheduleHeuristic::select(m, n, k, kH200Sms, scaling);
   };
-  constexpr bool kWide = true, kNarrow = false;
-  EXPECT_EQ(select(64, 4096, 7168), (GemmFp8Schedule{4, 0, kNarrow}));    // 32 tiles (wide 16)
-  EXPECT_EQ(select(128, 2112, 7168), (GemmFp8Schedule{4, 0, kNarrow}));   // 17 tiles (wide 9)
-  EXPECT_EQ(select(128, 7168, 16384), (GemmFp8Schedule{2, 0, kNarrow}));  // wide: 4 slices
-  EXPECT_EQ(select(64, 7168, 2048), (GemmFp8Schedule{1, 0, kNarrow}));    // 16 k-tiles: unsplit
-  EXPECT_EQ(select(64, 24576, 1536), (GemmFp8Schedule{1, 0, kWide}));     // 96 wide tiles
-  EXPECT_EQ(select(64, 32768, 512), (GemmFp8Schedule{1, 0, kWide}));
+  constexpr auto kNarrow = tilepipe::Fp8Tile::k128x128, kWide = tilepipe::Fp8Tile::k128x256,
+                 kDecode = tilepipe::Fp8Tile::k64x128;
+  // Decode: the 64-row tile, split while its units fill at most 60% of the SMs.
+  EXPECT_EQ(select(64, 2112, 7168), (GemmFp8Schedule{4, 0, kDecode}));    // 17 tiles
+  EXPECT_EQ(select(64, 4096, 7168), (GemmFp8Schedule{2, 0, kDecode}));    // 32 tiles
+  EXPECT_EQ(select(128, 2112, 7168), (GemmFp8Schedule{2, 0, kDecode}));   // 34 tiles
+  EXPECT_EQ(select(64, 7168, 16384), (GemmFp8Schedule{1, 0, kDecode}));   // 56 tiles: unsplit
+  EXPECT_EQ(select(128, 7168, 16384), (GemmFp8Schedule{1, 0, kDecode}));  // not stream-K
+  EXPECT_EQ(select(256, 7168, 16384), (GemmFp8Schedule{1, 0, kDecode}));  // 224 tiles
+  EXPECT_EQ(select(64, 7168, 2048), (GemmFp8Schedule{1, 0, kDecode}));    // 16 k-tiles
+  EXPECT_EQ(select(64, 24576, 1536), (GemmFp8Schedule{1, 0, kDecode}));
+  EXPECT_EQ(select(64, 32768, 512), (GemmFp8Schedule{1, 0, kDecode}));
+  // Block-wise: the 64-row tile only where it is split (its one consumer folds alone).
+  constexpr auto kBlockwise = tilepipe::Fp8Scaling::kBlockwise;
+  EXPECT_EQ(select(64, 2112, 7168, kBlockwise), (GemmFp8Schedule{4, 0, kDecode}));
+  EXPECT_EQ(select(64, 4096, 7168, kBlockwise), (GemmFp8Schedule{2, 0, kDecode}));
+  EXPECT_EQ(select(128, 2112, 7168, kBlockwise), (GemmFp8Schedule{2, 0, kDecode}));
+  EXPECT_EQ(select(64, 7168, 16384, kBlockwise), (GemmFp8Schedule{2, 0, kNarrow}));
+  EXPECT_EQ(select(128, 7168, 16384, kBlockwise), (GemmFp8Schedule{2, 0, kNarrow}));
+  EXPECT_EQ(select(128, 4096, 7168, kBlockwise), (GemmFp8Schedule{4, 0, kNarrow}));
+  EXPECT_EQ(select(64, 24576, 1536, kBlockwise), (GemmFp8Schedule{1, 0, kWide}));
+  EXPECT_EQ(select(4096, 7168, 16384, kBlockwise), (GemmFp8Schedule{1, 0, kWide}));
+  // Short K from 96 rows, and from 384 rows any K: the 128-row tiles.
+  EXPECT_EQ(select(128, 24576, 1536), (GemmFp8Schedule{1, 0, kWide}));  // 96 wide tiles
+  EXPECT_EQ(select(128, 32768, 512), (GemmFp8Schedule{1, 0, kWide}));
+  EXPECT_EQ(select(192, 24576, 1536), (GemmFp8Schedule{1, 0, kNarrow}));
+  EXPECT_EQ(select(384, 4096, 7168), (GemmFp8Schedule{1, 0, kNarrow}));
+  EXPECT_EQ(select(384, 7168, 16384), (GemmFp8Schedule{1, 132, kNarrow}));
   EXPECT_EQ(select(4096, 2112, 7168), (GemmFp8Schedule{1, 132, kNarrow}));  // 4.1 waves, K long
   EXPECT_EQ(select(4096, 4096, 4096), (GemmFp8Schedule{1, 0, kWide}));      // 3.9 waves wide
   EXPECT_EQ(select(4096, 7168, 16384), (GemmFp8Schedule{1, 0, kWide}));
@@ -296,20 +318,30 @@ TEST(Fp8ScheduleHeuristic, MeasuredShapes) {
 
 TEST(Fp8ScheduleHeuristic, SlicesLongAndWithinAWave) {
   using H = tilepipe::Fp8ScheduleHeuristic;
-  for (int sms : {1, 78, 114, 132})
-    for (std::int64_t m : {1, 64, 129, 1000, 4096})
-      for (std::int64_t n : {1, 128, 2112, 7168})
-        for (std::int64_t k : {16, 1536, 4096, 7168, 16384}) {
-          const tilepipe::GemmFp8Schedule s = H::select(m, n, k, sms);
-          const std::int64_t tile_n = s.wide ? H::kWideTileN : H::kTileN;
-          const std::int64_t tiles = (m + 127) / 128 * ((n + tile_n - 1) / tile_n);
-          ASSERT_GE(s.split_k, 1);
-          ASSERT_LE(s.split_k, H::kMaxSplitK);
-          ASSERT_TRUE(s.split_k == 1 || s.stream_k == 0);
-          if (s.split_k > 1) {
-            ASSERT_LE(tiles * s.split_k, sms) << m << "x" << n << "x" << k;
-            ASSERT_GE((k + 127) / 128 / s.split_k, H::kMinKTilesPerSlice);
+  for (auto scaling : {tilepipe::Fp8Scaling::kTensorwise, tilepipe::Fp8Scaling::kBlockwise})
+    for (int sms : {1, 78, 114, 132})
+      for (std::int64_t m : {1, 64, 65, 129, 256, 257, 1000, 4096})
+        for (std::int64_t n : {1, 128, 2112, 7168})
+          for (std::int64_t k : {16, 1536, 2048, 4096, 7168, 16384}) {
+            const tilepipe::GemmFp8Schedule s = H::select(m, n, k, sms, scaling);
+            const bool decode = s.tile == tilepipe::Fp8Tile::k64x128;
+            const std::int64_t tile_m = decode ? H::kDecodeTileM : H::kTileM;
+            const std::int64_t tile_n =
+                s.tile == tilepipe::Fp8Tile::k128x256 ? H::kWideTileN : H::kTileN;
+            const std::int64_t tiles = (m + tile_m - 1) / tile_m * ((n + tile_n - 1) / tile_n);
+            // The decode tile exactly where the rule says (block-wise: only split).
+            const bool decode_shape = m <= 64 || (m <= H::kDecodeMaxM && (k + 127) / 128 >= 16);
+            if (scaling == tilepipe::Fp8Scaling::kBlockwise)
+              ASSERT_TRUE(!decode || (decode_shape && s.split_k > 1)) << m << "x" << n << "x" << k;
+            else ASSERT_EQ(decode, decode_shape) << m << "x" << n << "x" << k;
+            ASSERT_GE(s.split_k, 1);
+            ASSERT_LE(s.split_k, H::kMaxSplitK);
+            ASSERT_TRUE(s.split_k == 1 || s.stream_k == 0);
+            if (s.split_k > 1) {
+              ASSERT_LE(tiles * s.split_k, decode ? sms * 6 / 10 : sms)
+                  << m << "x" << n << "x" << k;
+              ASSERT_GE((k + 127) / 128 / s.split_k, H::kMinKTilesPerSlice);
+            }
+            ASSERT_TRUE(s.stream_k == 0 || (s.stream_k == sms && !decode));
           }
-          ASSERT_TRUE(s.stream_k == 0 || s.stream_k == sms);
-        }
 }

@@ -3,20 +3,14 @@
 //! Fp8ScaleFold: the k-block operator of the FP8 GEMM (GemmFp8Sm90, gemm_fp8.cuh), which
 //! GemmKernelSm90 runs through the mainloop's per-k-block seam: it folds each k-tile's fp8
 //! product into a consumer warpgroup's f32 accumulators, times the k-tile's scales. Also the scale
-//! modes (Fp8Scaling), whose layouts gemm_fp8.cuh's table gives.
+//! block of the scales (the modes, Fp8Scaling, are in fp8_schedule.cuh, which needs no CUDA).
 
 #include <cstdint>
 
 #include "../detail/macros.cuh"
+#include "fp8_schedule.cuh"
 
 namespace tilepipe {
-
-//! How the f32 scales of an FP8 GEMM are laid out (gemm_fp8.cuh's table).
-enum class Fp8Scaling {
-  kTensorwise,  //!< one scale for A, one for B
-  kRowwise,     //!< one per row of A, one per column of D
-  kBlockwise,   //!< A: per row per 128 of K; B: per 128 x 128 block (DeepSeek-V3)
-};
 
 //! Rows, columns and depth of a scale block (kBlockwise): 128 of K, and 128 rows of B.
 inline constexpr int kFp8ScaleBlock = 128;

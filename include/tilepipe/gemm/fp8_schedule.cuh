@@ -1,18 +1,30 @@
 #pragma once
 //! \file
 //! Fp8ScheduleHeuristic: how GemmFp8Sm90's persistent kernel should cut a problem (whole tiles,
-//! split-K or stream-K), a pure host function of the shape and the SM count, so that callers that
-//! pick no schedule of their own (the PyTorch operator, the benchmark) get a good one, and so that
-//! it is tested without a GPU. A light header: no CUDA includes.
+//! split-K or stream-K) and on which of its three tiles, a pure host function of the shape and the
+//! SM count, so that callers that pick no schedule of their own (the PyTorch operator, the
+//! benchmark) get a good one, and so that it is tested without a GPU. A light header: no CUDA
+//! includes.
 //!
-//! With S the SM count, T = ceil(M / 128) * ceil(N / TileN) tiles and KT = ceil(K / 128)
-//! k-tiles, for each of GemmFp8Sm90's two tiles (TileN 128, Fp8TileConfig; 256, Fp8WideTileConfig):
+//! **Decode-sized M** (M <= 64, or M <= 256 with K of at least kDecodeMinKTiles k-tiles) runs the
+//! 64 x 128 tile (Fp8DecodeTileConfig), split in K only while its tiles times the factor fill at
+//! most kDecodeSplitFill of the SMs, never stream-K. Where B streams from DRAM, the ring's depth
+//! (8 stages of B's 16 KB, against 6 for the 128-row tiles) and no half-empty tiles decide: on the
+//! H200 (performance log 51) tensorwise ran 1.5 x as fast as on the 128-row tile on 64 x 7168 x
+//! 16384 and 64 x 4096 x 7168, 1.1-1.2 x on 128 x 7168 x 16384 and 128 x 4096 x 7168, 1.2-1.5 x on
+//! 192 and 256 x 4096 x 7168; with short K at M >= 96 (24576 x 1536, 32768 x 512) the 128-row
+//! tiles won, as they did at M = 384. Splitting it further than the rule lost (64 x 7168 x 16384:
+//! 0.92 x in 2 slices), and its stream-K ran 0.6-0.8 x wherever tried. Block-wise scales take it
+//! only where it is split: its one consumer warpgroup folds alone, and unsplit on long K it ran
+//! 0.78-0.96 x (128 and 64 x 7168 x 16384, 128 x 4096 x 7168), split 1.06-1.34 x.
 //!
-//! 1. **Split-K** where the tiles fill less than kMinWaveFraction of the SMs (decode-sized M):
+//! **Otherwise**, with S the SM count, T = ceil(M / 128) * ceil(N / TileN) tiles and KT = ceil(K
+//! / 128) k-tiles, for each of the 128-row tiles (TileN 128, Fp8TileConfig; 256,
+//! Fp8WideTileConfig):
+//!
+//! 1. **Split-K** where the tiles fill less than kMinWaveFraction of the SMs:
 //!    the factor doubles from 1 while T times it still fits one wave, every slice keeps
-//!    kMinKTilesPerSlice k-tiles, and it stays within kMaxSplitK. A 64 x 4096 x 7168 problem
-//!    (32 tiles) ran 1.35 x faster split in 4 than whole; 64 x 7168 x 2048 (16 k-tiles) ran
-//!    faster whole than split in 2 (H200, performance log 43).
+//!    kMinKTilesPerSlice k-tiles, and it stays within kMaxSplitK.
 //! 2. **Stream-K** (S blocks) where the last wave of tiles would leave the SMs badly used (waves
 //!    less than kMinWaveEfficiency full on average) and K is long (kMinStreamKTiles): 4096 x 2112
 //!    x 7168 (544 tiles, 4.1 waves) ran 1.08 x faster; with K = 1536 stream-K lost a third.
@@ -21,30 +33,48 @@
 //! Then the tile: the wide one where its estimated time is less, the time being the waves of
 //! units times a unit's k-tiles (stream-K: all the k-tiles over S), a wide k-tile counting 2 x
 //! kWideSpeed narrow ones, and where it needs no more K slices than the narrow one (with more, the
-//! partial tiles' traffic grows: 128 x 7168 x 16384 ran 0.85-0.92 x as fast wide in 4 slices as
-//! narrow in 2). Measured on the H200 over 20 shapes (M 64, 128, 4096; performance log 50) this
-//! picks the faster tile in 19, e.g. wide 64 x 24576 x 1536 (1.19-1.30 x) and 4096 x 7168 x 2048
-//! (1.06-1.12 x), narrow 64 x 4096 x 7168 (wide 0.85-0.89 x) and 4096 x 2112 x 7168 (wide 0.89-0.95
-//! x: N's last wide tile is mostly empty); not 64 x 7168 x 16384 (wide 4 slices, 0.99-1.10 x narrow
-//! 2).
+//! partial tiles' traffic grows). Measured on the H200 (performance log 50) this picks the faster
+//! tile of the two on every shape of M 4096 and on M = 128 with short K, e.g. wide 4096 x 7168 x
+//! 2048 (1.06-1.12 x) and 128 x 24576 x 1536, narrow 4096 x 2112 x 7168 (wide 0.89-0.95 x: N's
+//! last wide tile is mostly empty).
 
 #include <cstdint>
 
 namespace tilepipe {
 
+//! How the f32 scales of an FP8 GEMM are laid out (gemm_fp8.cuh's table).
+enum class Fp8Scaling {
+  kTensorwise,  //!< one scale for A, one for B
+  kRowwise,     //!< one per row of A, one per column of D
+  kBlockwise,   //!< A: per row per 128 of K; B: per 128 x 128 block (DeepSeek-V3)
+};
+
+//! GemmFp8Sm90's tiles, as Fp8ScheduleHeuristic names them.
+enum class Fp8Tile {
+  k128x128,  //!< Fp8TileConfig
+  k128x256,  //!< Fp8WideTileConfig
+  k64x128,   //!< Fp8DecodeTileConfig
+};
+
 //! GemmFp8Arguments' `split_k` and `stream_k` for one problem, and the tile to run it with.
 struct GemmFp8Schedule {
-  int split_k = 1;    //!< K slices (1: none)
-  int stream_k = 0;   //!< stream-K's blocks (0: none)
-  bool wide = false;  //!< Fp8WideTileConfig (128 x 256) rather than Fp8TileConfig (128 x 128)
+  int split_k = 1;                   //!< K slices (1: none)
+  int stream_k = 0;                  //!< stream-K's blocks (0: none)
+  Fp8Tile tile = Fp8Tile::k128x128;  //!< the GemmFp8Sm90 configuration to run
   constexpr bool operator==(const GemmFp8Schedule& o) const {
-    return split_k == o.split_k && stream_k == o.stream_k && wide == o.wide;
+    return split_k == o.split_k && stream_k == o.stream_k && tile == o.tile;
   }
 };
 
-//! The rule above, for GemmFp8Sm90's two tiles.
+//! The rule above (`select`), per scale mode.
 struct Fp8ScheduleHeuristic {
   static constexpr int kTileM = 128, kTileN = 128, kWideTileN = 256, kTileK = 128;
+  static constexpr int kDecodeTileM = 64;
+  //! The decode tile for every M up to kDecodeMaxM with K of at least kDecodeMinKTiles k-tiles,
+  //! and for M up to kDecodeTileM whatever K.
+  static constexpr std::int64_t kDecodeMaxM = 256, kDecodeMinKTiles = 16;
+  //! Its split-K: while its units fill at most this fraction of the SMs.
+  static constexpr double kDecodeSplitFill = 0.6;
   //! Split-K below this fraction of a wave of tiles.
   static constexpr double kMinWaveFraction = 0.8;
   //! At most this many K slices, each at least this many k-tiles long (the f32 partial tiles'
@@ -59,14 +89,32 @@ struct Fp8ScheduleHeuristic {
   static constexpr double kWideSpeed = 0.95;
 
   static constexpr GemmFp8Schedule select(std::int64_t m, std::int64_t n, std::int64_t k,
-                                          int sm_count) {
+                                          int sm_count,
+                                          Fp8Scaling scaling = Fp8Scaling::kTensorwise) {
     const std::int64_t sms = sm_count > 0 ? sm_count : 1;
     if (m <= 0 || n <= 0 || k <= 0) return {};
+    const std::int64_t k_tiles = (k + kTileK - 1) / kTileK;
+    if (m <= kDecodeTileM || (m <= kDecodeMaxM && k_tiles >= kDecodeMinKTiles)) {
+      const GemmFp8Schedule decode = select_decode(m, n, k_tiles, sms);
+      if (scaling != Fp8Scaling::kBlockwise || decode.split_k > 1) return decode;
+    }
     const GemmFp8Schedule narrow = select_for(m, n, k, sms, kTileN);
     GemmFp8Schedule wide = select_for(m, n, k, sms, kWideTileN);
-    wide.wide = true;
+    wide.tile = Fp8Tile::k128x256;
     const bool faster = kWideSpeed * time(m, n, k, sms, wide) < time(m, n, k, sms, narrow);
     return faster && wide.split_k <= narrow.split_k ? wide : narrow;
+  }
+
+  //! The decode tile's schedule: split-K within kDecodeSplitFill of the SMs.
+  static constexpr GemmFp8Schedule select_decode(std::int64_t m, std::int64_t n,
+                                                 std::int64_t k_tiles, std::int64_t sms) {
+    const std::int64_t tiles = (m + kDecodeTileM - 1) / kDecodeTileM * ((n + kTileN - 1) / kTileN);
+    int split = 1;
+    while (split * 2 <= kMaxSplitK &&
+           static_cast<double>(tiles * split * 2) <= kDecodeSplitFill * static_cast<double>(sms) &&
+           k_tiles / (split * 2) >= kMinKTilesPerSlice)
+      split *= 2;
+    return {split, 0, Fp8Tile::k64x128};
   }
 
   //! Steps 1-3 for tiles `tile_n` wide.
@@ -79,19 +127,20 @@ struct Fp8ScheduleHeuristic {
       while (split * 2 <= kMaxSplitK && tiles * split * 2 <= sms &&
              k_tiles / (split * 2) >= kMinKTilesPerSlice)
         split *= 2;
-      return {split, 0, false};
+      return {split, 0, Fp8Tile::k128x128};
     }
     const std::int64_t waves = (tiles + sms - 1) / sms;
     const bool ragged =
         static_cast<double>(tiles) < kMinWaveEfficiency * static_cast<double>(waves * sms);
-    if (ragged && k_tiles >= kMinStreamKTiles) return {1, static_cast<int>(sms), false};
+    if (ragged && k_tiles >= kMinStreamKTiles) return {1, static_cast<int>(sms), Fp8Tile::k128x128};
     return {};
   }
 
-  //! The estimated time of schedule `s`, in the narrow tile's k-tiles (before kWideSpeed).
+  //! The estimated time of schedule `s` on a 128-row tile, in the narrow tile's k-tiles (before
+  //! kWideSpeed).
   static constexpr double time(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t sms,
                                const GemmFp8Schedule& s) {
-    const int tile_n = s.wide ? kWideTileN : kTileN;
+    const int tile_n = s.tile == Fp8Tile::k128x256 ? kWideTileN : kTileN;
     const std::int64_t tiles = (m + kTileM - 1) / kTileM * ((n + tile_n - 1) / tile_n);
     const double per_tile =
         static_cast<double>((k + kTileK - 1) / kTileK) * (tile_n / kTileN);  // narrow k-tiles
