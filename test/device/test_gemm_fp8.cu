@@ -549,7 +549,7 @@ TEST(GemmFp8, KZeroWritesOutputOfZero) {
 // compared to its one rounding) in three of four, random values within the bound in the rest.
 TEST(GemmFp8, Random) {
   TP_REQUIRE_HOPPER_TIER(fp8_available());
-  // The GPU check's TILEPIPE_FUZZ_COUNT (3600) gives 1000; its sanitizer steps' (60) give 60.
+  // The GPU check's TILEPIPE_FUZZ_COUNT (4000) gives 1000; its sanitizer steps' (60) give 60.
   const std::uint64_t count =
       env_u64("TILEPIPE_FP8_FUZZ_COUNT",
               std::min<std::uint64_t>(env_u64("TILEPIPE_FUZZ_COUNT", 1000), 1000));

@@ -702,7 +702,7 @@ TEST(GemmGrouped, PointerArrayRefusesBadArguments) {
 // groups in allocations of their own, at times with a flaw or a bad row count).
 TEST(GemmGrouped, Random) {
   TP_REQUIRE_HOPPER_TIER(grouped_available());
-  // The GPU check's TILEPIPE_FUZZ_COUNT (3600) gives 1000; its sanitizer steps' (60) give 60.
+  // The GPU check's TILEPIPE_FUZZ_COUNT (4000) gives 1000; its sanitizer steps' (60) give 60.
   const std::uint64_t count =
       env_u64("TILEPIPE_GROUPED_FUZZ_COUNT",
               std::min<std::uint64_t>(env_u64("TILEPIPE_FUZZ_COUNT", 1000), 1000));
