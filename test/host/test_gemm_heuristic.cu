@@ -331,9 +331,11 @@ TEST(Fp8ScheduleHeuristic, SlicesLongAndWithinAWave) {
             const std::int64_t tiles = (m + tile_m - 1) / tile_m * ((n + tile_n - 1) / tile_n);
             // The decode tile exactly where the rule says (block-wise: only split).
             const bool decode_shape = m <= 64 || (m <= H::kDecodeMaxM && (k + 127) / 128 >= 16);
-            if (scaling == tilepipe::Fp8Scaling::kBlockwise)
+            if (scaling == tilepipe::Fp8Scaling::kBlockwise) {
               ASSERT_TRUE(!decode || (decode_shape && s.split_k > 1)) << m << "x" << n << "x" << k;
-            else ASSERT_EQ(decode, decode_shape) << m << "x" << n << "x" << k;
+            } else {
+              ASSERT_EQ(decode, decode_shape) << m << "x" << n << "x" << k;
+            }
             ASSERT_GE(s.split_k, 1);
             ASSERT_LE(s.split_k, H::kMaxSplitK);
             ASSERT_TRUE(s.split_k == 1 || s.stream_k == 0);
