@@ -229,9 +229,9 @@ class GemmAuto {
   }
 
  private:
-  // Whether the Hopper tier runs `a`, which is not 16-byte aligned, on copies (f16 and bf16 on an
-  // sm_90a device; tf32 A and B must be aligned).
-  static bool unaligned_on_hopper(const Arguments& a) {
+  // Whether the Hopper tier runs arguments that are not 16-byte aligned on copies (f16 and bf16 on
+  // an sm_90a device; tf32 A and B must be aligned).
+  static bool unaligned_on_hopper(const Arguments&) {
     return !std::is_same_v<ElementAB, float> && Hopper::available();
   }
   // Whether the Large configuration runs `a` on the Hopper tier on copies.
