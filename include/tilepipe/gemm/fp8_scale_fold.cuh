@@ -2,8 +2,9 @@
 //! \file
 //! Fp8ScaleFold: the k-block operator of the FP8 GEMM (GemmFp8Sm90, gemm_fp8.cuh), which
 //! GemmKernelSm90 runs through the mainloop's per-k-block seam: it folds each k-tile's fp8
-//! product into a consumer warpgroup's f32 accumulators, times the k-tile's scales. Also the scale
-//! block of the scales (the modes, Fp8Scaling, are in fp8_schedule.cuh, which needs no CUDA).
+//! product into a consumer warpgroup's f32 accumulators, times the k-tile's scales. Also the size
+//! of a scale block (kFp8ScaleBlock); the scale modes (Fp8Scaling) are in fp8_schedule.cuh, which
+//! needs no CUDA.
 
 #include <cstdint>
 

@@ -109,12 +109,18 @@ struct Fp8ScheduleHeuristic {
   static constexpr GemmFp8Schedule select_decode(std::int64_t m, std::int64_t n,
                                                  std::int64_t k_tiles, std::int64_t sms) {
     const std::int64_t tiles = (m + kDecodeTileM - 1) / kDecodeTileM * ((n + kTileN - 1) / kTileN);
+    return {split_k(tiles, k_tiles, kDecodeSplitFill * static_cast<double>(sms)), 0,
+            Fp8Tile::k64x128};
+  }
+
+  //! The K slices of `tiles` tiles of `k_tiles` k-tiles: doubling from 1 while the units stay
+  //! within `max_units`, each slice keeps kMinKTilesPerSlice k-tiles, and at most kMaxSplitK.
+  static constexpr int split_k(std::int64_t tiles, std::int64_t k_tiles, double max_units) {
     int split = 1;
-    while (split * 2 <= kMaxSplitK &&
-           static_cast<double>(tiles * split * 2) <= kDecodeSplitFill * static_cast<double>(sms) &&
+    while (split * 2 <= kMaxSplitK && static_cast<double>(tiles * split * 2) <= max_units &&
            k_tiles / (split * 2) >= kMinKTilesPerSlice)
       split *= 2;
-    return {split, 0, Fp8Tile::k64x128};
+    return split;
   }
 
   //! Steps 1-3 for tiles `tile_n` wide.
@@ -123,11 +129,7 @@ struct Fp8ScheduleHeuristic {
     const std::int64_t tiles = (m + kTileM - 1) / kTileM * ((n + tile_n - 1) / tile_n);
     const std::int64_t k_tiles = (k + kTileK - 1) / kTileK;
     if (static_cast<double>(tiles) < kMinWaveFraction * static_cast<double>(sms)) {
-      int split = 1;
-      while (split * 2 <= kMaxSplitK && tiles * split * 2 <= sms &&
-             k_tiles / (split * 2) >= kMinKTilesPerSlice)
-        split *= 2;
-      return {split, 0, Fp8Tile::k128x128};
+      return {split_k(tiles, k_tiles, static_cast<double>(sms)), 0, Fp8Tile::k128x128};
     }
     const std::int64_t waves = (tiles + sms - 1) / sms;
     const bool ragged =
