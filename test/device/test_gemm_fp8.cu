@@ -216,11 +216,16 @@ bool run_problem(const Problem& p, std::uint32_t seed, double* worst = nullptr) 
   std::vector<D> out(dd.size());
   cudaMemcpy(out.data(), dd.get(), dd.bytes(), cudaMemcpyDeviceToHost);
 
-  D poison;
-  std::memset(&poison, 0x7B, sizeof(D));
-  auto same_bits = [](D x, D y) { return std::memcmp(&x, &y, sizeof(D)) == 0; };
+  // Whether every byte of `x` still holds the poison (0x7B) D was filled with.
+  const auto poisoned = [](const D& x) {
+    unsigned char bytes[sizeof(D)];
+    std::memcpy(bytes, &x, sizeof(D));
+    for (unsigned char c : bytes)
+      if (c != 0x7B) return false;
+    return true;
+  };
   for (std::size_t g = 0; g < kGuard; ++g) {
-    if (!same_bits(out[g], poison) || !same_bits(out[kGuard + d_elems + g], poison)) {
+    if (!poisoned(out[g]) || !poisoned(out[kGuard + d_elems + g])) {
       ADD_FAILURE() << what << ": a guard band around D was written";
       return false;
     }
@@ -230,7 +235,7 @@ bool run_problem(const Problem& p, std::uint32_t seed, double* worst = nullptr) 
     for (int j = 0; j < ldd; ++j) {
       const D got = out[kGuard + static_cast<std::size_t>(i) * ldd + j];
       if (j >= p.n) {  // D's padding is never written
-        if (!same_bits(got, poison) && bad++ < 5)
+        if (!poisoned(got) && bad++ < 5)
           ADD_FAILURE() << what << ": D's padding at (" << i << ", " << j << ") was written";
         continue;
       }
