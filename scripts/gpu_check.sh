@@ -311,7 +311,7 @@ step_torch_bench_fp8() {
   install_package || { status=$?; [[ ${status} -eq 2 ]] && return 0; return "${status}"; }
   logged torch-bench-fp8.log env PYTHONPATH="${TORCH_SITE}" "${PYTHON}" python/bench/bench_fp8.py \
     --json "${LOGDIR}/torch-bench-fp8.json" || status=$?
-  STEP_DETAIL=$(grep -E '^summary: ' "${LOGDIR}/torch-bench-fp8.log" | sed 's/^summary: //' |
+  STEP_DETAIL=$(grep -E '^summary' "${LOGDIR}/torch-bench-fp8.log" | sed -E 's/^summary:? //' |
     paste -sd ';' -)
   [[ -n ${STEP_DETAIL} ]] || STEP_DETAIL="bench_fp8.py exited with ${status}; see torch-bench-fp8.log"
   return "${status}"

@@ -6,14 +6,18 @@ e4m3 A and B, bf16 result, per scale mode (tensorwise, row-wise, block-wise 1 x 
 on the FP8 issue's shapes and DeepSeek-V3's projections (N x K of 2112 x 7168, 24576 x 1536,
 32768 x 512, 7168 x 16384, 4096 x 7168, 7168 x 2048 at M = 64, 128 and 4096). Both are called
 the same way (a (M, K) row-major, b = w.t() of an (N, K) weight, torch._scaled_mm's scale
-shapes and its default use_fast_accum=False, whose 128-deep promotion tilepipe matches), timed
-with CUDA events as a median over repetitions of back-to-back calls, the two alternating
-repetition by repetition so that clock drift hits both. Each pair of results is compared too
-(largest difference over the largest magnitude). torch refuses block-wise scales where N or K is
-not a multiple of 128 (N = 2112): "-" there.
+shapes and its default use_fast_accum=False, whose 128-deep promotion tilepipe matches). Each is
+timed twice, with CUDA events as a median over repetitions, the two alternating repetition by
+repetition so that clock drift hits both:
+- replaying a CUDA graph of back-to-back calls: the kernels alone, as a server that captures its
+  decode step runs them. The main figures and ratio.
+- calling eagerly, back to back: what a PyTorch program without graphs gets, host time included.
+  Where a kernel takes 10-30 us (M <= 128) the two operators' host paths weigh in this ratio.
+Each pair of results is compared too (largest difference over the largest magnitude). torch
+refuses block-wise scales where N or K is not a multiple of 128 (N = 2112): "-" there.
 
-Ends with `summary:` lines: per mode, the worst and geometric-mean ratios (tilepipe / torch) at
-M >= 4096 and at M <= 128.
+Ends with `summary:` lines: per mode and timing, the worst, geometric-mean and best ratios
+(tilepipe / torch) at M >= 4096 and at M <= 128.
 """
 
 import argparse
@@ -48,19 +52,46 @@ def scales(mode, m, n, k):
     return torch.rand(kb, m, device="cuda").t() + 0.5, torch.rand(nb, kb, device="cuda").t() + 0.5
 
 
-def time_pair(fns, flops, reps):
-    """Median microseconds per call of each function in `fns`, alternating repetitions."""
-    calls = max(10, min(1000, int(20e-3 / max(flops / 1000e12, 2e-6))))
+def graph_of(fn, calls):
+    """A CUDA graph of `calls` back-to-back calls of `fn` (warmed up on the capture's stream)."""
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(calls):
+            fn()
+    return graph
+
+
+def time_pair(fns, flops, reps, graph=False):
+    """Median microseconds per call of each function in `fns`, alternating repetitions; with
+    `graph`, each repetition replays a CUDA graph of the calls."""
+    calls = max(10, min(200 if graph else 1000, int(20e-3 / max(flops / 1000e12, 2e-6))))
     for fn in fns:
         for _ in range(5):
             fn()
+    if graph:
+        graphs = [graph_of(fn, calls) for fn in fns]
+        runs = [g.replay for g in graphs]
+    else:
+        def eager(fn):
+            def run():
+                for _ in range(calls):
+                    fn()
+            return run
+        runs = [eager(fn) for fn in fns]
+    for run in runs:
+        run()
     start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     times = [[] for _ in fns]
     for _ in range(reps):
-        for fn, t in zip(fns, times):
+        for run, t in zip(runs, times):
             start.record()
-            for _ in range(calls):
-                fn()
+            run()
             stop.record()
             stop.synchronize()
             t.append(start.elapsed_time(stop) * 1000.0 / calls)
@@ -74,8 +105,9 @@ def main():
     args = parser.parse_args()
     reps = 3 if args.quick else 15
     print(f"# {torch.cuda.get_device_name()}, torch {torch.__version__}, e4m3 -> bf16, TFLOP/s")
-    print("| M x N x K | mode | tilepipe | torch._scaled_mm | ratio | max diff / max |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    print("| M x N x K | mode | tilepipe | torch._scaled_mm | ratio (graph) | ratio (eager) | "
+          "max diff / max |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
     rows = []
     for m, n, k in shapes(args.quick):
         a = (torch.randn(m, k, device="cuda") * 2).to(torch.float8_e4m3fn)
@@ -96,27 +128,34 @@ def main():
                 want = None
             got = ours().float()
             if want is None:
-                (t_ours,) = time_pair([ours], flops, reps)
-                t_peer, diff = None, float("nan")
+                (t_ours,) = time_pair([ours], flops, reps, graph=True)
+                t_peer, eager, diff = None, None, float("nan")
             else:
-                t_ours, t_peer = time_pair([ours, peer], flops, reps)
+                e_ours, e_peer = time_pair([ours, peer], flops, reps)
+                try:
+                    t_ours, t_peer = time_pair([ours, peer], flops, reps, graph=True)
+                except RuntimeError as e:  # a capture the peer refuses: the eager figures
+                    print(f"# {m} x {n} x {k} {mode}: no CUDA graph ({e}); eager times shown")
+                    t_ours, t_peer = e_ours, e_peer
+                eager = e_peer / e_ours
                 diff = float((got - want).abs().max() / want.abs().max().clamp_min(1e-30))
             row = {"m": m, "n": n, "k": k, "mode": mode, "tilepipe_tflops": flops / t_ours / 1e6,
-                   "torch_tflops": flops / t_peer / 1e6 if t_peer else None, "diff": diff}
-            row["ratio"] = t_peer / t_ours if t_peer else None
+                   "torch_tflops": flops / t_peer / 1e6 if t_peer else None, "diff": diff,
+                   "ratio": t_peer / t_ours if t_peer else None, "eager_ratio": eager}
             rows.append(row)
             peer_text = f"{row['torch_tflops']:.0f}" if t_peer else "- (refused)"
-            ratio_text = f"{row['ratio']:.2f}" if t_peer else "-"
+            ratio_text = f"{row['ratio']:.2f} | {eager:.2f}" if t_peer else "- | -"
             print(f"| {m} x {n} x {k} | {mode} | {row['tilepipe_tflops']:.0f} | {peer_text} | "
                   f"{ratio_text} | {diff:.1e} |", flush=True)
-    for mode in MODES:
-        for name, keep in (("M >= 4096", lambda r: r["m"] >= 4096),
-                           ("M <= 128", lambda r: r["m"] <= 128)):
-            ratios = [r["ratio"] for r in rows if r["mode"] == mode and keep(r) and r["ratio"]]
-            if ratios:
-                geo = math.exp(sum(map(math.log, ratios)) / len(ratios))
-                print(f"summary: {mode} {name}: worst {min(ratios):.2f} x, geomean {geo:.2f} x, "
-                      f"best {max(ratios):.2f} x over {len(ratios)} shapes")
+    for timing, key in (("graph", "ratio"), ("eager", "eager_ratio")):
+        for mode in MODES:
+            for name, keep in (("M >= 4096", lambda r: r["m"] >= 4096),
+                               ("M <= 128", lambda r: r["m"] <= 128)):
+                ratios = [r[key] for r in rows if r["mode"] == mode and keep(r) and r[key]]
+                if ratios:
+                    geo = math.exp(sum(map(math.log, ratios)) / len(ratios))
+                    print(f"summary ({timing}): {mode} {name}: worst {min(ratios):.2f} x, "
+                          f"geomean {geo:.2f} x, best {max(ratios):.2f} x over {len(ratios)} shapes")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)
