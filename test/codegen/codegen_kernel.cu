@@ -116,8 +116,10 @@ template __global__ void tilepipe::gemm_kernel_sm90<HopperTf32TN::Kernel>(
     const __grid_constant__ HopperTf32TN::Params);
 
 // FP8 on the Hopper tier (wgmma m64n128k32 on e4m3 / e5m2, QGMMA): block-wise scales folded per
-// k-tile on the CUDA cores (FFMA), on both tiles (the wide one's accumulators and its one set of
-// half-width partials must fit the consumers' registers), and tensorwise e5m2.
+// k-tile on the CUDA cores (FFMA), on both 128-row tiles (the wide one's accumulators and its one
+// set of half-width partials must fit the consumers' registers), tensorwise e5m2, and tensorwise
+// on the 64-row decode tile (one consumer warpgroup, which holds the sums and two k-tiles'
+// products).
 using Fp8Blockwise =
     tilepipe::GemmFp8Sm90<__nv_fp8_e4m3, __nv_bfloat16, tilepipe::Fp8Scaling::kBlockwise>;
 using Fp8BlockwiseWide =
@@ -125,12 +127,17 @@ using Fp8BlockwiseWide =
                           tilepipe::Identity, tilepipe::Fp8WideTileConfig>;
 using Fp8E5m2 =
     tilepipe::GemmFp8Sm90<__nv_fp8_e5m2, __nv_bfloat16, tilepipe::Fp8Scaling::kTensorwise>;
+using Fp8Decode =
+    tilepipe::GemmFp8Sm90<__nv_fp8_e4m3, __nv_bfloat16, tilepipe::Fp8Scaling::kTensorwise,
+                          tilepipe::Identity, tilepipe::Fp8DecodeTileConfig>;
 template __global__ void tilepipe::gemm_kernel_sm90<Fp8Blockwise::Kernel>(
     const __grid_constant__ Fp8Blockwise::Params);
 template __global__ void tilepipe::gemm_kernel_sm90<Fp8BlockwiseWide::Kernel>(
     const __grid_constant__ Fp8BlockwiseWide::Params);
 template __global__ void tilepipe::gemm_kernel_sm90<Fp8E5m2::Kernel>(
     const __grid_constant__ Fp8E5m2::Params);
+template __global__ void tilepipe::gemm_kernel_sm90<Fp8Decode::Kernel>(
+    const __grid_constant__ Fp8Decode::Params);
 
 // W8A16 (GemmMixedInput): int8 B through the same ring at one byte per element with its scales,
 // 128-bit shared loads of a whole k-tile of B's bytes and of A (ByteKOrder), converted in registers
