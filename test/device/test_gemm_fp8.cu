@@ -84,7 +84,8 @@ std::string describe(const Problem& p) {
 // Runs one problem; returns false (after ADD_FAILURE) where an element is wrong or a guard moved.
 // `worst` gets the largest |error| / bound over the elements of a random problem.
 template <class AB, class D, Fp8Scaling S, class Config = tilepipe::Fp8TileConfig>
-bool run_problem(const Problem& p, std::uint32_t seed, double* worst = nullptr) {
+bool run_problem(const Problem& p, std::uint32_t seed, double* worst = nullptr,
+                 int* cluster_k = nullptr) {
   using Gemm = Fp8<AB, D, S, Config>;
   const std::string what = std::string(tilepipe::ElementTraits<AB>::kName) + " -> " +
                            tptest::type_name<D>() + " " + mode_name(S) + " " + describe(p) +
@@ -204,6 +205,10 @@ bool run_problem(const Problem& p, std::uint32_t seed, double* worst = nullptr) 
   }
   args.workspace = workspace.get();
   args.workspace_bytes = workspace.bytes();
+  if (cluster_k != nullptr) {  // how the launch sums split-K's slices (1: through the workspace)
+    typename Gemm::Params params{};
+    *cluster_k = Gemm::make_params(params, args) ? params.cluster_k : -1;
+  }
   const tilepipe::Status st = Gemm::run(args);
   if (!st) {
     ADD_FAILURE() << what << ": run failed: " << st.message();
@@ -360,6 +365,37 @@ TEST(GemmFp8, SplitKAndStreamK) {
     EXPECT_TRUE(
         (run_problem<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kTensorwise, Fp8DecodeTileConfig>(
             p, seed++)));
+  }
+}
+
+// Split-K on the 64-row tile: slices that all fit on the GPU at once, in clusters of one block
+// per slice, meet in the first block's registers through shared memory; more than fit meet in
+// the workspace. Both against the reference, in every scale mode.
+TEST(GemmFp8, SplitKInClustersAndThroughTheWorkspace) {
+  TP_REQUIRE_HOPPER_TIER(fp8_available());
+  struct Case {
+    Problem p;
+    bool in_clusters;
+  };
+  const Case cases[] = {
+      {{64, 1024, 2048, 0, 0, 0, true, 4, 0}, true},    // 8 tiles x 4 slices
+      {{100, 650, 3008, 16, 0, 8, false, 3, 0}, true},  // 12 edge tiles x 3, random values
+      {{128, 256, 1024, 0, 16, 0, true, 8, 0}, true},   // 8 tiles x 8 slices of 1 k-tile
+      {{64, 24576, 1536, 0, 0, 0, true, 3, 0}, false},  // 192 tiles x 3 slices
+  };
+  std::uint32_t seed = 300;
+  for (const Case& c : cases) {
+    int cluster_k[3] = {0, 0, 0};
+    EXPECT_TRUE(
+        (run_problem<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kTensorwise, Fp8DecodeTileConfig>(
+            c.p, seed++, nullptr, &cluster_k[0])));
+    EXPECT_TRUE(
+        (run_problem<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kRowwise, Fp8DecodeTileConfig>(
+            c.p, seed++, nullptr, &cluster_k[1])));
+    EXPECT_TRUE(
+        (run_problem<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kBlockwise, Fp8DecodeTileConfig>(
+            c.p, seed++, nullptr, &cluster_k[2])));
+    for (int k : cluster_k) EXPECT_EQ(k, c.in_clusters ? c.p.split_k : 1) << describe(c.p);
   }
 }
 

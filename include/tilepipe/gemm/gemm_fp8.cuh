@@ -194,6 +194,8 @@ class GemmFp8Sm90 {
     Status s = Host::resident_clusters(workers, "GemmFp8Sm90");
     if (!s) return s;
     p.work = scheduler(a, workers);
+    s = Host::reduce_in_clusters(p, a.m, a.n, 1, a.k, "GemmFp8Sm90");
+    if (!s) return s;
     Host::attach_workspace(p, a.workspace);
     const auto g = gemm_arguments(a);
     s = Epilogue::make_params(p.epilogue, output_params(g), 0, 0, 1);

@@ -68,6 +68,12 @@ struct GemmKernelSm90 {
   //! barrier and the next (WarpSpecializedMainloop::consume's `stagger_barrier`; the ping-pong
   //! consumers' order barriers, which cooperative ones do not use).
   static constexpr int kStaggerBarrier = Tile::kConsumersPerTile == 2 ? kOrderBarrier : -1;
+  //! Whether split-K pieces may be summed in a cluster (`Params::cluster_k`): one problem, one
+  //! consumer warpgroup (the 64-row cooperative tile; with two, the path made ptxas spill in
+  //! FP8's block-wise 128 x 128 kernel), no multicast cluster. Each block then keeps its piece's
+  //! sums in its own ring, which its one unit no longer needs.
+  static constexpr bool kReducesInCluster =
+      !kGrouped && !Tile::kPingPong && Mainloop::kClusterM == 1 && Mainloop::kConsumers == 1;
 
   //! The scheduler's table (grouped only), the mainloop's ring, then each consumer warpgroup's
   //! epilogue buffers.
@@ -107,6 +113,10 @@ struct GemmKernelSm90 {
     float* partials = nullptr;          //!< `work.slots()` slots (partial units only)
     std::uint64_t* counters = nullptr;  //!< `work.counters()` per sub-tile (WarpgroupPartials)
     std::uint32_t epoch = 0;            //!< this launch's, for the counters
+    //! Above 1 (split-K only, kReducesInCluster): one unit per block, and the blocks of each
+    //! cluster of this many are one tile's pieces in order, summed through the cluster's shared
+    //! memory (`reduce_in_cluster`) rather than the workspace.
+    int cluster_k = 1;
   };
 
   //! Its `__global__` function (gemm_kernel_sm90), for KernelLauncher.
@@ -181,6 +191,15 @@ struct GemmKernelSm90 {
         }
         mainloop.produce_tail(state);
       }
+      if constexpr (kReducesInCluster) {
+        if (p.cluster_k > 1) {  // the consumer's two cluster barriers (reduce_in_cluster)
+          __syncwarp();
+          for (int i = 0; i < 2; ++i) {
+            arch::cluster_arrive_relaxed();
+            arch::cluster_wait();
+          }
+        }
+      }
     } else {
       arch::setmaxnreg_inc<kConsumerRegisters>();
       const int consumer = warpgroup - 1;
@@ -247,7 +266,13 @@ struct GemmKernelSm90 {
           }
           // A block of a cluster whose tile lies past M still loads and multiplies (its peers
           // need its part of B); the epilogue writes nothing there.
-          if (completes(p, acc, j, rank * Tile::kConsumersPerTile + consumer, 1 + consumer)) {
+          const bool whole = [&] {
+            if constexpr (kReducesInCluster) {
+              if (p.cluster_k > 1) return reduce_in_cluster(acc, storage.mainloop, p.cluster_k);
+            }
+            return completes(p, acc, j, rank * Tile::kConsumersPerTile + consumer, 1 + consumer);
+          }();
+          if (whole) {
             const auto u = unit_anew(work, j);
             begin_tile(epilogue, acc, p, u, Place::m0_of(u, rank) + 64 * consumer);
           } else {
@@ -287,6 +312,49 @@ struct GemmKernelSm90 {
   template <class Work>
   TILEPIPE_DEVICE static auto unit_anew(const Work& work, int j) {
     return work.unit(static_cast<int>(arch::opaque_block_index() / kClusterM), j);
+  }
+
+  // Split-K in a cluster (`Params::cluster_k` pieces, one per block, in rank order): whether
+  // this consumer warpgroup stores its tile, in block 0, with `acc` then the sum of the pieces,
+  // added in piece order as `completes` adds them (the same bits). The other blocks leave their
+  // sums in their own ring, which their one unit has finished with, and block 0 reads them
+  // there. The consumer warpgroup calls it; the producer warpgroup meets its two cluster barriers.
+  TILEPIPE_DEVICE static bool reduce_in_cluster(Accumulators& acc,
+                                                typename Mainloop::SharedStorage& ring,
+                                                int pieces) {
+    static_assert(sizeof(ring.a) + sizeof(ring.b) >= sizeof(float) * Partials::kSlotFloats,
+                  "GemmKernelSm90: the ring must hold the consumer's sums");
+    float4* mine = reinterpret_cast<float4*>(&ring) + threadIdx.x % 128;
+    const std::uint32_t rank = arch::cluster_ctarank();
+    if (rank != 0) {
+      // The wgmmas have read the ring, and the copies into it have all landed.
+      TILEPIPE_UNROLL
+      for (int q = 0; q < Partials::kRegisters / 4; ++q)
+        mine[q * 128] =
+            make_float4(acc.x[4 * q], acc.x[4 * q + 1], acc.x[4 * q + 2], acc.x[4 * q + 3]);
+      arch::cluster_arrive();  // release: the sums, to block 0's acquire
+    } else {
+      arch::cluster_arrive_relaxed();
+    }
+    arch::cluster_wait();
+    if (rank == 0) {
+      for (int r = 1; r < pieces; ++r) {
+        const std::uint32_t peer = arch::map_shared_rank(mine, static_cast<std::uint32_t>(r));
+        TILEPIPE_UNROLL
+        for (int q = 0; q < Partials::kRegisters / 4; ++q) {
+          const float4 v = arch::load_shared_cluster(peer + q * 128 * sizeof(float4));
+          acc.x[4 * q] += v.x;
+          acc.x[4 * q + 1] += v.y;
+          acc.x[4 * q + 2] += v.z;
+          acc.x[4 * q + 3] += v.w;
+        }
+      }
+      arch::cluster_arrive();  // release: the reads, before the others may exit
+    } else {
+      arch::cluster_arrive_relaxed();
+    }
+    arch::cluster_wait();
+    return rank == 0;
   }
 
   // Whether the consumer warpgroup of sub-tile `sub` stores its tile after unit `j`: always for

@@ -70,21 +70,45 @@ struct PersistentSm90 {
     return Status::success();
   }
 
+  //! Split-K whose units all fit on the device at once in clusters of `splits` blocks (at most
+  //! 8) sums each tile's pieces in its cluster's shared memory (GemmKernelSm90::reduce_in_cluster)
+  //! where the kernel can: one unit per block, no workspace, no round trip through L2. Sets
+  //! `p.work` and `p.cluster_k` so then, and leaves them otherwise; the sums are the same bits.
+  static Status reduce_in_clusters(Params& p, int m, int n, int batches, int k, const char* who) {
+    if constexpr (Kernel::kReducesInCluster) {
+      const int splits = p.work.splits();
+      if (p.work.kind() != Decomposition::kSplitK || splits > 8) return Status::success();
+      const long long units = p.work.items() * splits;
+      int clusters = 0;
+      const Status s = KernelLauncher<Kernel>::resident_clusters(
+          dim3(static_cast<unsigned>(splits), 1, 1), &clusters, who);
+      if (!s) return s;
+      if (units > static_cast<long long>(clusters) * splits) return Status::success();
+      p.work = Scheduler::split_k(Kernel::items_m(m), Kernel::items_n(n), batches,
+                                  Kernel::k_tiles(k), splits, static_cast<int>(units));
+      p.cluster_k = splits;
+    } else {
+      (void)p, (void)m, (void)n, (void)batches, (void)k, (void)who;
+    }
+    return Status::success();
+  }
+
   //! Points `p`'s arrival counters and partial tiles into `workspace` where `p.work` cuts tiles
   //! into pieces (the caller has checked its size: `Kernel::workspace_bytes(p.work)`), with an
   //! epoch new to the counters, so that they need no clearing.
   static void attach_workspace(Params& p, void* workspace) {
-    if (Kernel::workspace_bytes(p.work) == 0) return;
+    if (Kernel::workspace_bytes(p.work) == 0 || p.cluster_k > 1) return;
     auto* base = static_cast<unsigned char*>(workspace);
     p.counters = reinterpret_cast<std::uint64_t*>(base);
     p.epoch = detail::next_epoch();
     p.partials = reinterpret_cast<float*>(base + Kernel::counter_bytes(p.work));
   }
 
-  //! Launches the kernel for `p`: one cluster of `kClusterM` blocks per worker of `p.work`.
+  //! Launches the kernel for `p`: one cluster of `kClusterM` blocks per worker of `p.work`, or
+  //! clusters of `p.cluster_k` (one block per worker).
   static Status launch(const Params& p, cudaStream_t stream, const char* who) {
     if (p.work.items() == 0) return Status::success();
-    const dim3 cluster(kClusterM, 1, 1);
+    const dim3 cluster(static_cast<unsigned>(kClusterM * p.cluster_k), 1, 1);
     const auto blocks = static_cast<unsigned>(p.work.workers() * kClusterM);
     return KernelLauncher<Kernel>::launch(p, {dim3(blocks), cluster}, stream, who);
   }
