@@ -270,8 +270,9 @@ TEST(GemmAuto, SelectAndWorkspaceFromArguments) {
 }
 
 // GemmFp8Sm90's schedule rule (Fp8ScheduleHeuristic) on the shapes it was measured on (H200,
-// performance logs 43, 50 and 51: the tile and split it picks were the faster, or within 3%, on all
-// of these), and that no split leaves a slice short or a wave overfull.
+// performance logs 43, 50, 51 and 53: the tile and split it picks were the faster, or within 3%,
+// on all of these but 128 x 4096 x 7168 block-wise, below), and that no split leaves a
+// slice short or its clusters more than fit.
 TEST(Fp8ScheduleHeuristic, MeasuredShapes) {
   using tilepipe::Fp8ScheduleHeuristic;
   using tilepipe::GemmFp8Schedule;
@@ -281,12 +282,14 @@ TEST(Fp8ScheduleHeuristic, MeasuredShapes) {
   };
   constexpr auto kNarrow = tilepipe::Fp8Tile::k128x128, kWide = tilepipe::Fp8Tile::k128x256,
                  kDecode = tilepipe::Fp8Tile::k64x128;
-  // Decode: the 64-row tile, split while its units fill at most 60% of the SMs.
+  // Decode: the 64-row tile, in the most slices whose clusters fit (2: 66, 3: 39, 4: 29).
   EXPECT_EQ(select(64, 2112, 7168), (GemmFp8Schedule{4, 0, kDecode}));    // 17 tiles
-  EXPECT_EQ(select(64, 4096, 7168), (GemmFp8Schedule{2, 0, kDecode}));    // 32 tiles
-  EXPECT_EQ(select(128, 2112, 7168), (GemmFp8Schedule{2, 0, kDecode}));   // 34 tiles
-  EXPECT_EQ(select(64, 7168, 16384), (GemmFp8Schedule{1, 0, kDecode}));   // 56 tiles: unsplit
-  EXPECT_EQ(select(128, 7168, 16384), (GemmFp8Schedule{1, 0, kDecode}));  // not stream-K
+  EXPECT_EQ(select(64, 4096, 7168), (GemmFp8Schedule{3, 0, kDecode}));    // 32 tiles
+  EXPECT_EQ(select(128, 2112, 7168), (GemmFp8Schedule{3, 0, kDecode}));   // 34 tiles
+  EXPECT_EQ(select(128, 4096, 7168), (GemmFp8Schedule{2, 0, kDecode}));   // 64 tiles
+  EXPECT_EQ(select(64, 7168, 16384), (GemmFp8Schedule{2, 0, kDecode}));   // 56 tiles
+  EXPECT_EQ(select(64, 1024, 7168), (GemmFp8Schedule{4, 0, kDecode}));    // 14 k-tiles a slice
+  EXPECT_EQ(select(128, 7168, 16384), (GemmFp8Schedule{1, 0, kDecode}));  // 112: not stream-K
   EXPECT_EQ(select(256, 7168, 16384), (GemmFp8Schedule{1, 0, kDecode}));  // 224 tiles
   EXPECT_EQ(select(64, 7168, 2048), (GemmFp8Schedule{1, 0, kDecode}));    // 16 k-tiles
   EXPECT_EQ(select(64, 24576, 1536), (GemmFp8Schedule{1, 0, kDecode}));
@@ -294,11 +297,13 @@ TEST(Fp8ScheduleHeuristic, MeasuredShapes) {
   // Block-wise: the 64-row tile only where it is split (its one consumer folds alone).
   constexpr auto kBlockwise = tilepipe::Fp8Scaling::kBlockwise;
   EXPECT_EQ(select(64, 2112, 7168, kBlockwise), (GemmFp8Schedule{4, 0, kDecode}));
-  EXPECT_EQ(select(64, 4096, 7168, kBlockwise), (GemmFp8Schedule{2, 0, kDecode}));
-  EXPECT_EQ(select(128, 2112, 7168, kBlockwise), (GemmFp8Schedule{2, 0, kDecode}));
-  EXPECT_EQ(select(64, 7168, 16384, kBlockwise), (GemmFp8Schedule{2, 0, kNarrow}));
+  EXPECT_EQ(select(64, 4096, 7168, kBlockwise), (GemmFp8Schedule{3, 0, kDecode}));
+  EXPECT_EQ(select(128, 2112, 7168, kBlockwise), (GemmFp8Schedule{3, 0, kDecode}));
+  EXPECT_EQ(select(64, 7168, 16384, kBlockwise), (GemmFp8Schedule{2, 0, kDecode}));
+  EXPECT_EQ(select(32, 7168, 16384, kBlockwise), (GemmFp8Schedule{2, 0, kDecode}));
   EXPECT_EQ(select(128, 7168, 16384, kBlockwise), (GemmFp8Schedule{2, 0, kNarrow}));
-  EXPECT_EQ(select(128, 4096, 7168, kBlockwise), (GemmFp8Schedule{4, 0, kNarrow}));
+  // (0.89 x the 128-row tile in 3 slices, the best measured; 0.96 x it in 4, the former pick.)
+  EXPECT_EQ(select(128, 4096, 7168, kBlockwise), (GemmFp8Schedule{2, 0, kDecode}));
   EXPECT_EQ(select(64, 24576, 1536, kBlockwise), (GemmFp8Schedule{1, 0, kWide}));
   EXPECT_EQ(select(4096, 7168, 16384, kBlockwise), (GemmFp8Schedule{1, 0, kWide}));
   // Short K from 96 rows, and from 384 rows any K: the 128-row tiles.
@@ -340,7 +345,8 @@ TEST(Fp8ScheduleHeuristic, SlicesLongAndWithinAWave) {
             ASSERT_LE(s.split_k, H::kMaxSplitK);
             ASSERT_TRUE(s.split_k == 1 || s.stream_k == 0);
             if (s.split_k > 1) {
-              ASSERT_LE(tiles * s.split_k, decode ? sms * 6 / 10 : sms)
+              ASSERT_LE(decode ? tiles : tiles * s.split_k,
+                        decode ? H::cluster_slots(s.split_k, sms) : sms)
                   << m << "x" << n << "x" << k;
               ASSERT_GE((k + 127) / 128 / s.split_k, H::kMinKTilesPerSlice);
             }

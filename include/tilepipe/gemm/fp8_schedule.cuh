@@ -7,16 +7,21 @@
 //! includes.
 //!
 //! **Decode-sized M** (M <= 64, or M <= 256 with K of at least kDecodeMinKTiles k-tiles) runs the
-//! 64 x 128 tile (Fp8DecodeTileConfig), split in K only while its tiles times the factor fill at
-//! most kDecodeSplitFill of the SMs, never stream-K. Where B streams from DRAM, the ring's depth
-//! (8 stages of B's 16 KB, against 6 for the 128-row tiles) and no half-empty tiles decide: on the
-//! H200 (performance log 51) tensorwise ran 1.5 x as fast as on the 128-row tile on 64 x 7168 x
-//! 16384 and 64 x 4096 x 7168, 1.1-1.2 x on 128 x 7168 x 16384 and 128 x 4096 x 7168, 1.2-1.5 x on
-//! 192 and 256 x 4096 x 7168; with short K at M >= 96 (24576 x 1536, 32768 x 512) the 128-row
-//! tiles won, as they did at M = 384. Splitting it further than the rule lost (64 x 7168 x 16384:
-//! 0.92 x in 2 slices), and its stream-K ran 0.6-0.8 x wherever tried. Block-wise scales take it
-//! only where it is split: its one consumer warpgroup folds alone, and unsplit on long K it ran
-//! 0.78-0.96 x (128 and 64 x 7168 x 16384, 128 x 4096 x 7168), split 1.06-1.34 x.
+//! 64 x 128 tile (Fp8DecodeTileConfig), never stream-K, split in K into the most slices (at most
+//! kMaxSplitK, each at least kMinKTilesPerSlice k-tiles) whose clusters all fit on the GPU at once
+//! (`cluster_slots`). GemmFp8Sm90 then sums each tile's slices in one cluster's shared memory
+//! rather than through L2: on the H200 that ran 1.04-1.19 x as fast as the workspace's round trip
+//! on nine of ten split decode shapes (0.96 x on the tenth; performance log 53), and three and four
+//! slices now pay where through L2 they had lost beyond 60% of the SMs (64 x 7168 x 16384 in two
+//! slices: 0.92 x unsplit through L2, 1.00 x in a cluster; block-wise 1.42 x). Where B streams
+//! from DRAM, the ring's depth (8 stages of B's 16 KB, against 6 for the 128-row tiles) and no
+//! half-empty tiles decide: on the H200 (performance log 51) tensorwise ran 1.5 x as fast as on
+//! the 128-row tile on 64 x 7168 x 16384 and 64 x 4096 x 7168, 1.1-1.2 x on 128 x 7168 x 16384 and
+//! 128 x 4096 x 7168, 1.2-1.5 x on 192 and 256 x 4096 x 7168; with short K at M >= 96 (24576 x
+//! 1536, 32768 x 512) the 128-row tiles won, as they did at M = 384. Its stream-K ran 0.6-0.8 x
+//! wherever tried. Block-wise scales take it only where it is split: its one consumer warpgroup
+//! folds alone, and unsplit on long K it ran 0.78-0.96 x (128 and 64 x 7168 x 16384, 128 x 4096 x
+//! 7168), split 1.06-1.34 x.
 //!
 //! **Otherwise**, with S the SM count, T = ceil(M / 128) * ceil(N / TileN) tiles and KT = ceil(K
 //! / 128) k-tiles, for each of the 128-row tiles (TileN 128, Fp8TileConfig; 256,
@@ -73,8 +78,6 @@ struct Fp8ScheduleHeuristic {
   //! The decode tile for every M up to kDecodeMaxM with K of at least kDecodeMinKTiles k-tiles,
   //! and for M up to kDecodeTileM whatever K.
   static constexpr std::int64_t kDecodeMaxM = 256, kDecodeMinKTiles = 16;
-  //! Its split-K: while its units fill at most this fraction of the SMs.
-  static constexpr double kDecodeSplitFill = 0.6;
   //! Split-K below this fraction of a wave of tiles.
   static constexpr double kMinWaveFraction = 0.8;
   //! At most this many K slices, each at least this many k-tiles long (the f32 partial tiles'
@@ -105,12 +108,23 @@ struct Fp8ScheduleHeuristic {
     return faster && wide.split_k <= narrow.split_k ? wide : narrow;
   }
 
-  //! The decode tile's schedule: split-K within kDecodeSplitFill of the SMs.
+  //! The decode tile's schedule: the most K slices, up to kMaxSplitK of at least
+  //! kMinKTilesPerSlice k-tiles each, whose clusters of one block per slice all fit at once.
   static constexpr GemmFp8Schedule select_decode(std::int64_t m, std::int64_t n,
                                                  std::int64_t k_tiles, std::int64_t sms) {
     const std::int64_t tiles = (m + kDecodeTileM - 1) / kDecodeTileM * ((n + kTileN - 1) / kTileN);
-    return {split_k(tiles, k_tiles, kDecodeSplitFill * static_cast<double>(sms)), 0,
-            Fp8Tile::k64x128};
+    int split = 1;
+    for (int s = 2; s <= kMaxSplitK; ++s)
+      if (k_tiles / s >= kMinKTilesPerSlice && tiles <= cluster_slots(s, sms)) split = s;
+    return {split, 0, Fp8Tile::k64x128};
+  }
+
+  //! About how many clusters of `size` blocks, one per SM, fit at once on `sms` SMs: every pair
+  //! of SMs holds one of 2; of 3 or more, 90% of the SMs' worth, as a GPC's SMs are seldom a
+  //! multiple of the size (the H200's 132 SMs hold 39 of 3 and 30 of 4, where this says 39 and
+  //! 29; cudaOccupancyMaxActiveClusters).
+  static constexpr std::int64_t cluster_slots(int size, std::int64_t sms) {
+    return size <= 2 ? sms / size : sms * 9 / 10 / size;
   }
 
   //! The K slices of `tiles` tiles of `k_tiles` k-tiles: doubling from 1 while the units stay
