@@ -68,12 +68,6 @@ struct GemmKernelSm90 {
   //! barrier and the next (WarpSpecializedMainloop::consume's `stagger_barrier`; the ping-pong
   //! consumers' order barriers, which cooperative ones do not use).
   static constexpr int kStaggerBarrier = Tile::kConsumersPerTile == 2 ? kOrderBarrier : -1;
-  //! Whether split-K pieces may be summed in a cluster (`Params::cluster_k`): one problem, one
-  //! consumer warpgroup (the 64-row cooperative tile; with two, the path made ptxas spill in
-  //! FP8's block-wise 128 x 128 kernel), no multicast cluster. Each block then keeps its piece's
-  //! sums in its own ring, which its one unit no longer needs.
-  static constexpr bool kReducesInCluster =
-      !kGrouped && !Tile::kPingPong && Mainloop::kClusterM == 1 && Mainloop::kConsumers == 1;
 
   //! The scheduler's table (grouped only), the mainloop's ring, then each consumer warpgroup's
   //! epilogue buffers.
@@ -98,6 +92,14 @@ struct GemmKernelSm90 {
 
   //! Whether the consumers fold each k-tile on the CUDA cores (`KBlockOp`).
   static constexpr bool kFoldsKBlocks = !std::is_void_v<KBlockOp>;
+  //! Whether split-K pieces may be summed in a cluster (`Params::cluster_k`): one problem, one
+  //! consumer warpgroup (the 64-row cooperative tile; with two, the path made ptxas spill in
+  //! FP8's block-wise 128 x 128 kernel), no multicast cluster. Each block then keeps its piece's
+  //! sums in its own ring, which its one unit no longer needs. Compiled only into the kernels
+  //! that fold k-blocks (GemmFp8Sm90, whose launch alone asks for it): in the others the path
+  //! would never run and cost every 64-row kernel compile time.
+  static constexpr bool kReducesInCluster = kFoldsKBlocks && !kGrouped && !Tile::kPingPong &&
+                                            Mainloop::kClusterM == 1 && Mainloop::kConsumers == 1;
   //! Whether the producer sends each unit's number to the consumers with its first k-tile
   //! (`GroupedScheduler::Walk`: dealt or claimed on demand), rather than each role walking the
   //! deal: a grouped GEMM's cooperative consumers that let the tensor cores accumulate, with no
