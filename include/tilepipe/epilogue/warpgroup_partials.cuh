@@ -21,6 +21,7 @@
 
 #include <cstdint>
 
+#include "../arch/cluster.cuh"
 #include "../arch/tma.cuh"
 #include "../detail/macros.cuh"
 
@@ -84,6 +85,54 @@ struct WarpgroupPartials {
         // in flight spilled too, in the 128 x 256 tile beside the epilogue's registers.)
         if (q % 16 == 15) __syncwarp();
       }
+    }
+  }
+
+  //! Split-K within a cluster, one piece per block in rank order, whose blocks all call it
+  //! (`pieces` of them): returns true in block 0, with `acc` then the sum of the pieces added in
+  //! piece order, as `sum` adds them (the same bits). `own` is this block's shared memory, at
+  //! least kSlotFloats floats that nothing else uses now, where the others leave their sums and
+  //! block 0 reads them (DSMEM). The consumer warpgroup calls it; the block's other threads call
+  //! `meet_in_cluster`. No workspace, counter or device-scope fence.
+  TILEPIPE_DEVICE static bool sum_in_cluster(Accumulators& acc, void* own, int pieces, int thread) {
+    float4* mine = static_cast<float4*>(own) + thread;
+    const std::uint32_t rank = arch::cluster_ctarank();
+    if (rank != 0) {
+      TILEPIPE_UNROLL
+      for (int q = 0; q < kRegisters / 4; ++q)
+        mine[q * 128] =
+            make_float4(acc.x[4 * q], acc.x[4 * q + 1], acc.x[4 * q + 2], acc.x[4 * q + 3]);
+      arch::cluster_arrive();  // release: the sums, to block 0's acquire
+    } else {
+      arch::cluster_arrive_relaxed();
+    }
+    arch::cluster_wait();
+    if (rank == 0) {
+      for (int r = 1; r < pieces; ++r) {
+        const std::uint32_t peer = arch::map_shared_rank(mine, static_cast<std::uint32_t>(r));
+        TILEPIPE_UNROLL
+        for (int q = 0; q < kRegisters / 4; ++q) {
+          const float4 v = arch::load_shared_cluster(peer + q * 128 * sizeof(float4));
+          acc.x[4 * q] += v.x;
+          acc.x[4 * q + 1] += v.y;
+          acc.x[4 * q + 2] += v.z;
+          acc.x[4 * q + 3] += v.w;
+        }
+      }
+      arch::cluster_arrive();  // release: the reads, before the others may exit
+    } else {
+      arch::cluster_arrive_relaxed();
+    }
+    arch::cluster_wait();
+    return rank == 0;
+  }
+  //! The two cluster barriers of `sum_in_cluster`, for the threads of a block that do not sum
+  //! (whole warps).
+  TILEPIPE_DEVICE static void meet_in_cluster() {
+    __syncwarp();
+    for (int i = 0; i < 2; ++i) {
+      arch::cluster_arrive_relaxed();
+      arch::cluster_wait();
     }
   }
 };

@@ -93,17 +93,14 @@ struct GemmKernelSm90 {
   //! Whether the consumers fold each k-tile on the CUDA cores (`KBlockOp`).
   static constexpr bool kFoldsKBlocks = !std::is_void_v<KBlockOp>;
   //! Whether split-K pieces may be summed in a cluster (`Params::cluster_k`): one problem, one
-  //! consumer warpgroup (the 64-row cooperative tile; with two, the path made ptxas spill in
-  //! FP8's block-wise 128 x 128 kernel), no multicast cluster. Each block then keeps its piece's
-  //! sums in its own ring, which its one unit no longer needs. Compiled only into the kernels
-  //! that fold k-blocks (GemmFp8Sm90, whose launch alone asks for it): in the others the path
-  //! would never run and cost every 64-row kernel compile time.
+  //! consumer warpgroup (with two, the path made ptxas spill in FP8's block-wise 128 x 128
+  //! kernel), no multicast. Compiled only into the kernels that fold k-blocks (GemmFp8Sm90's
+  //! launch alone asks for it): in the others it would never run and cost compile time.
   static constexpr bool kReducesInCluster = kFoldsKBlocks && !kGrouped && !Tile::kPingPong &&
                                             Mainloop::kClusterM == 1 && Mainloop::kConsumers == 1;
   //! Whether the producer sends each unit's number to the consumers with its first k-tile
-  //! (`GroupedScheduler::Walk`: dealt or claimed on demand), rather than each role walking the
-  //! deal: a grouped GEMM's cooperative consumers that let the tensor cores accumulate, with no
-  //! cluster.
+  //! (`GroupedScheduler::Walk`: dealt or claimed on demand) rather than each role walking the
+  //! deal: grouped, cooperative, unclustered, the tensor cores accumulating.
   static constexpr bool kTagged =
       kGrouped && !Tile::kPingPong && !kFoldsKBlocks && Mainloop::kClusterM == 1;
 
@@ -116,8 +113,9 @@ struct GemmKernelSm90 {
     std::uint64_t* counters = nullptr;  //!< `work.counters()` per sub-tile (WarpgroupPartials)
     std::uint32_t epoch = 0;            //!< this launch's, for the counters
     //! Above 1 (split-K only, kReducesInCluster): one unit per block, and the blocks of each
-    //! cluster of this many are one tile's pieces in order, summed through the cluster's shared
-    //! memory (`reduce_in_cluster`) rather than the workspace.
+    //! cluster of this many are one tile's pieces in order, summed through their shared memory
+    //! (`WarpgroupPartials::sum_in_cluster`: each in its own ring, which its one unit has
+    //! finished with) rather than the workspace.
     int cluster_k = 1;
   };
 
@@ -194,13 +192,7 @@ struct GemmKernelSm90 {
         mainloop.produce_tail(state);
       }
       if constexpr (kReducesInCluster) {
-        if (p.cluster_k > 1) {  // the consumer's two cluster barriers (reduce_in_cluster)
-          __syncwarp();
-          for (int i = 0; i < 2; ++i) {
-            arch::cluster_arrive_relaxed();
-            arch::cluster_wait();
-          }
-        }
+        if (p.cluster_k > 1) Partials::meet_in_cluster();
       }
     } else {
       arch::setmaxnreg_inc<kConsumerRegisters>();
@@ -232,8 +224,10 @@ struct GemmKernelSm90 {
             mainloop.consume(acc, state, 0, u.k_end - u.k_begin);
           }
           if (j + 1 < units) arch::named_barrier_arrive(kOrderBarrier + other, 256);
-          if (completes(p, acc, j, rank * Tile::kConsumersPerTile, 1 + consumer))
-            store_tile(epilogue, acc, p, u, Place::m0_of(u, rank));
+          if (completes(p, acc, j, rank * Tile::kConsumersPerTile, 1 + consumer)) {
+            Place::begin_store(epilogue, acc, p.epilogue, p.work, u, Place::m0_of(u, rank));
+            epilogue.drain(p.epilogue);
+          }
         }
       } else if constexpr (kTagged) {
         // Each unit as its number comes with its first k-tile (-1: no more), or with no k-tile
@@ -247,7 +241,8 @@ struct GemmKernelSm90 {
             mainloop.skip(state, Place::k_tiles_of(u), drain);
           else mainloop.consume(acc, state, consumer, Place::k_tiles_of(u), drain);
           const auto v = work.unit_of(item);  // found again, not kept beside the accumulators
-          begin_tile(epilogue, acc, p, v, Place::m0_of(v, rank) + 64 * consumer);
+          Place::begin_store(epilogue, acc, p.epilogue, p.work, v,
+                             Place::m0_of(v, rank) + 64 * consumer);
         }
         epilogue.drain(p.epilogue);
       } else {
@@ -270,13 +265,19 @@ struct GemmKernelSm90 {
           // need its part of B); the epilogue writes nothing there.
           const bool whole = [&] {
             if constexpr (kReducesInCluster) {
-              if (p.cluster_k > 1) return reduce_in_cluster(acc, storage.mainloop, p.cluster_k);
+              static_assert(sizeof(storage.mainloop.a) + sizeof(storage.mainloop.b) >=
+                                sizeof(float) * Partials::kSlotFloats,
+                            "GemmKernelSm90: the ring's tiles must hold the consumer's sums");
+              if (p.cluster_k > 1)
+                return Partials::sum_in_cluster(acc, &storage.mainloop, p.cluster_k,
+                                                threadIdx.x % 128);
             }
             return completes(p, acc, j, rank * Tile::kConsumersPerTile + consumer, 1 + consumer);
           }();
           if (whole) {
             const auto u = unit_anew(work, j);
-            begin_tile(epilogue, acc, p, u, Place::m0_of(u, rank) + 64 * consumer);
+            Place::begin_store(epilogue, acc, p.epilogue, p.work, u,
+                               Place::m0_of(u, rank) + 64 * consumer);
           } else {
             epilogue.skip();
           }
@@ -288,75 +289,11 @@ struct GemmKernelSm90 {
     }
   }
 
-  // The epilogue of unit `u`'s warpgroup tile at row `m0`: a grouped unit's stops at its group's
-  // end (the next group's rows follow in D); a pointer-array group's goes to its own D.
-  TILEPIPE_DEVICE static void begin_tile(Epilogue& e, const Accumulators& acc, const Params& p,
-                                         const WorkUnit& u, int m0) {
-    e.begin(acc, p.epilogue, m0, Place::n0_of(u), u.tile.batch);
-  }
-  TILEPIPE_DEVICE static void begin_tile(Epilogue& e, const Accumulators& acc, const Params& p,
-                                         const GroupedUnit& u, int m0) {
-    if constexpr (kPointerArrays)
-      e.begin_at(acc, p.epilogue, p.work.d_of(u.group), p.work.ldd_of(u.group), u.row_end, m0,
-                 u.n0);
-    else e.begin(acc, p.epilogue, m0, u.n0, u.batch_d, u.row_end);
-  }
-  template <class Unit>
-  TILEPIPE_DEVICE static void store_tile(Epilogue& e, const Accumulators& acc, const Params& p,
-                                         const Unit& u, int m0) {
-    begin_tile(e, acc, p, u, m0);
-    e.drain(p.epilogue);
-  }
-
   // Unit `j` of this block's worker, from a block index the compiler cannot reuse: a unit kept
-  // through the mainloop and the fix-up beside the accumulators and the epilogue's registers
-  // made ptxas spill; worked out again where it is needed, it costs a few integer operations.
+  // through the mainloop beside the accumulators made ptxas spill; found again, it costs little.
   template <class Work>
   TILEPIPE_DEVICE static auto unit_anew(const Work& work, int j) {
     return work.unit(static_cast<int>(arch::opaque_block_index() / kClusterM), j);
-  }
-
-  // Split-K in a cluster (`Params::cluster_k` pieces, one per block, in rank order): whether
-  // this consumer warpgroup stores its tile, in block 0, with `acc` then the sum of the pieces,
-  // added in piece order as `completes` adds them (the same bits). The other blocks leave their
-  // sums in their own ring, which their one unit has finished with, and block 0 reads them
-  // there. The consumer warpgroup calls it; the producer warpgroup meets its two cluster barriers.
-  TILEPIPE_DEVICE static bool reduce_in_cluster(Accumulators& acc,
-                                                typename Mainloop::SharedStorage& ring,
-                                                int pieces) {
-    static_assert(sizeof(ring.a) + sizeof(ring.b) >= sizeof(float) * Partials::kSlotFloats,
-                  "GemmKernelSm90: the ring must hold the consumer's sums");
-    float4* mine = reinterpret_cast<float4*>(&ring) + threadIdx.x % 128;
-    const std::uint32_t rank = arch::cluster_ctarank();
-    if (rank != 0) {
-      // The wgmmas have read the ring, and the copies into it have all landed.
-      TILEPIPE_UNROLL
-      for (int q = 0; q < Partials::kRegisters / 4; ++q)
-        mine[q * 128] =
-            make_float4(acc.x[4 * q], acc.x[4 * q + 1], acc.x[4 * q + 2], acc.x[4 * q + 3]);
-      arch::cluster_arrive();  // release: the sums, to block 0's acquire
-    } else {
-      arch::cluster_arrive_relaxed();
-    }
-    arch::cluster_wait();
-    if (rank == 0) {
-      for (int r = 1; r < pieces; ++r) {
-        const std::uint32_t peer = arch::map_shared_rank(mine, static_cast<std::uint32_t>(r));
-        TILEPIPE_UNROLL
-        for (int q = 0; q < Partials::kRegisters / 4; ++q) {
-          const float4 v = arch::load_shared_cluster(peer + q * 128 * sizeof(float4));
-          acc.x[4 * q] += v.x;
-          acc.x[4 * q + 1] += v.y;
-          acc.x[4 * q + 2] += v.z;
-          acc.x[4 * q + 3] += v.w;
-        }
-      }
-      arch::cluster_arrive();  // release: the reads, before the others may exit
-    } else {
-      arch::cluster_arrive_relaxed();
-    }
-    arch::cluster_wait();
-    return rank == 0;
   }
 
   // Whether the consumer warpgroup of sub-tile `sub` stores its tile after unit `j`: always for

@@ -3,8 +3,9 @@
 //! UnitPlace: where the tile of a unit of work lies, for the persistent Hopper kernel
 //! (GemmKernelSm90): its first row and column, the batch its A and B tiles come from and its
 //! k-tiles, for a dense unit (WorkUnit: a tile, a split-K slice or a stream-K segment) and for a
-//! grouped one (GroupedUnit) alike, so that the kernel's roles read the same for both; and the
-//! parts of the kernel's parameters and shared memory that only some kernels have.
+//! grouped one (GroupedUnit) alike, so that the kernel's roles read the same for both; where its
+//! epilogue stores it; and the parts of the kernel's parameters and shared memory that only some
+//! kernels have.
 
 #include <type_traits>
 
@@ -34,6 +35,24 @@ struct UnitPlace {
   TILEPIPE_DEVICE static int n0_of(const GroupedUnit& u) { return u.n0; }
   TILEPIPE_DEVICE static int batch_of(const WorkUnit& u) { return u.tile.batch; }
   TILEPIPE_DEVICE static int batch_of(const GroupedUnit& u) { return u.group; }
+
+  //! Begins the epilogue `e` of unit `u`'s warpgroup tile at row `m0` (of its tile, for the
+  //! consumer warpgroup that stores it): a grouped unit's stops at its group's end (the next
+  //! group's rows follow in D); a pointer-array group's goes to its own D (`work.d_of`).
+  template <class Epilogue, class Accumulators, class Work>
+  TILEPIPE_DEVICE static void begin_store(Epilogue& e, const Accumulators& acc,
+                                          const typename Epilogue::Params& ep, const Work&,
+                                          const WorkUnit& u, int m0) {
+    e.begin(acc, ep, m0, n0_of(u), u.tile.batch);
+  }
+  template <class Epilogue, class Accumulators, class Work>
+  TILEPIPE_DEVICE static void begin_store(Epilogue& e, const Accumulators& acc,
+                                          const typename Epilogue::Params& ep, const Work& work,
+                                          const GroupedUnit& u, int m0) {
+    if constexpr (std::is_base_of_v<PointerArrayTag, Work>)
+      e.begin_at(acc, ep, work.d_of(u.group), work.ldd_of(u.group), u.row_end, m0, u.n0);
+    else e.begin(acc, ep, m0, u.n0, u.batch_d, u.row_end);
+  }
 };
 
 //! The kernel parameters of a k-block operator (`KBlockOp::Params k_block`), none without one.
