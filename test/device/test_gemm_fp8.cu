@@ -205,7 +205,7 @@ bool run_problem(const Problem& p, std::uint32_t seed, double* worst = nullptr,
   }
   args.workspace = workspace.get();
   args.workspace_bytes = workspace.bytes();
-  if (cluster_k != nullptr) {  // how the launch sums split-K's slices (1: through the workspace)
+  if (cluster_k != nullptr) {  // how the launch sums split-K's slices (1: counted in)
     typename Gemm::Params params{};
     *cluster_k = Gemm::make_params(params, args) ? params.cluster_k : -1;
   }
@@ -369,8 +369,8 @@ TEST(GemmFp8, SplitKAndStreamK) {
 }
 
 // Split-K on the 64-row tile: slices that all fit on the GPU at once, in clusters of one block
-// per slice, meet in the first block's registers through shared memory; more than fit meet in
-// the workspace. Both against the reference, in every scale mode.
+// per slice, meet in the first block's registers at a cluster barrier; more than fit are counted
+// in by atomics. Both through the (guarded) workspace, against the reference, in every mode.
 TEST(GemmFp8, SplitKInClustersAndThroughTheWorkspace) {
   TP_REQUIRE_HOPPER_TIER(fp8_available());
   struct Case {

@@ -9,11 +9,12 @@
 //! **Decode-sized M** (M <= 64, or M <= 256 with K of at least kDecodeMinKTiles k-tiles) runs the
 //! 64 x 128 tile (Fp8DecodeTileConfig), never stream-K, split in K into the most slices (at most
 //! kMaxSplitK, each at least kMinKTilesPerSlice k-tiles) whose clusters all fit on the GPU at once
-//! (`cluster_slots`). GemmFp8Sm90 then sums each tile's slices in one cluster's shared memory
-//! rather than through L2: on the H200 that ran 1.04-1.19 x as fast as the workspace's round trip
-//! on nine of ten split decode shapes (0.96 x on the tenth; performance log 53), and three and four
-//! slices now pay where through L2 they had lost beyond 60% of the SMs (64 x 7168 x 16384 in two
-//! slices: 0.92 x unsplit through L2, 1.00 x in a cluster; block-wise 1.42 x). Where B streams
+//! (`cluster_slots`). GemmFp8Sm90 then sums each tile's slices in one cluster, met at its barrier
+//! rather than counted in by atomics: on the H200 that ran 1.04-1.19 x as fast on nine of ten
+//! split decode shapes (0.96 x on the tenth; performance log 53, the sums then read from the
+//! peers' shared memory; from L2 since entry 55, another 1.02-1.12 x), and three and four slices
+//! now pay where counted in they had lost beyond 60% of the SMs (64 x 7168 x 16384 in two
+//! slices: 0.92 x unsplit counted in, 1.00 x in a cluster; block-wise 1.42 x). Where B streams
 //! from DRAM, the ring's depth (8 stages of B's 16 KB, against 6 for the 128-row tiles) and no
 //! half-empty tiles decide: on the H200 (performance log 51) tensorwise ran 1.5 x as fast as on
 //! the 128-row tile on 64 x 7168 x 16384 and 64 x 4096 x 7168, 1.1-1.2 x on 128 x 7168 x 16384 and

@@ -112,10 +112,8 @@ struct GemmKernelSm90 {
     float* partials = nullptr;          //!< `work.slots()` slots (partial units only)
     std::uint64_t* counters = nullptr;  //!< `work.counters()` per sub-tile (WarpgroupPartials)
     std::uint32_t epoch = 0;            //!< this launch's, for the counters
-    //! Above 1 (split-K only, kReducesInCluster): one unit per block, and the blocks of each
-    //! cluster of this many are one tile's pieces in order, summed through their shared memory
-    //! (`WarpgroupPartials::sum_in_cluster`: each in its own ring, which its one unit has
-    //! finished with) rather than the workspace.
+    //! Above 1 (split-K only, kReducesInCluster): one unit per block, each cluster of this many
+    //! one tile's pieces in order, met at a barrier (`WarpgroupPartials::sum_in_cluster`).
     int cluster_k = 1;
   };
 
@@ -261,18 +259,20 @@ struct GemmKernelSm90 {
             mainloop.consume(acc, state, consumer, Place::k_tiles_of(work.unit(worker, j)),
                              [&] { epilogue.drain(p.epilogue); });
           }
-          // A block of a cluster whose tile lies past M still loads and multiplies (its peers
-          // need its part of B); the epilogue writes nothing there.
+          // A cluster's block whose tile lies past M multiplies (for its peers' B), stores nothing.
           const bool whole = [&] {
+            const int sub = rank * Tile::kConsumersPerTile + consumer;
             if constexpr (kReducesInCluster) {
-              static_assert(sizeof(storage.mainloop.a) + sizeof(storage.mainloop.b) >=
-                                sizeof(float) * Partials::kSlotFloats,
-                            "GemmKernelSm90: the ring's tiles must hold the consumer's sums");
-              if (p.cluster_k > 1)
-                return Partials::sum_in_cluster(acc, &storage.mainloop, p.cluster_k,
-                                                threadIdx.x % 128);
+              if (p.cluster_k > 1) {
+                const WorkUnit u = unit_anew(p.work, j);
+                const auto slot = [&](int piece) {  // as `completes` finds the pieces' slots
+                  const long long s = p.work.piece_slot(u.first_slot, piece) * kSubTiles + sub;
+                  return p.partials + s * Partials::kSlotFloats;
+                };
+                return Partials::sum_in_cluster(acc, p.cluster_k, slot, threadIdx.x % 128);
+              }
             }
-            return completes(p, acc, j, rank * Tile::kConsumersPerTile + consumer, 1 + consumer);
+            return completes(p, acc, j, sub, 1 + consumer);
           }();
           if (whole) {
             const auto u = unit_anew(work, j);

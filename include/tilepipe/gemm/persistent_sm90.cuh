@@ -71,9 +71,10 @@ struct PersistentSm90 {
   }
 
   //! Split-K whose units all fit on the device at once in clusters of `splits` blocks (at most
-  //! 8) sums each tile's pieces in its cluster's shared memory (GemmKernelSm90::reduce_in_cluster)
-  //! where the kernel can: one unit per block, no workspace, no round trip through L2. Sets
-  //! `p.work` and `p.cluster_k` so then, and leaves them otherwise; the sums are the same bits.
+  //! 8) sums each tile's pieces in its cluster (WarpgroupPartials::sum_in_cluster) where the
+  //! kernel can: one unit per block, the pieces' slots ordered by a cluster barrier rather than
+  //! counted in by device-scope atomics. Sets `p.work` and `p.cluster_k` so then, and leaves them
+  //! otherwise; the sums are the same bits.
   static Status reduce_in_clusters(Params& p, int m, int n, int batches, int k, const char* who) {
     if constexpr (Kernel::kReducesInCluster) {
       const int splits = p.work.splits();
@@ -97,7 +98,7 @@ struct PersistentSm90 {
   //! into pieces (the caller has checked its size: `Kernel::workspace_bytes(p.work)`), with an
   //! epoch new to the counters, so that they need no clearing.
   static void attach_workspace(Params& p, void* workspace) {
-    if (Kernel::workspace_bytes(p.work) == 0 || p.cluster_k > 1) return;
+    if (Kernel::workspace_bytes(p.work) == 0) return;
     auto* base = static_cast<unsigned char*>(workspace);
     p.counters = reinterpret_cast<std::uint64_t*>(base);
     p.epoch = detail::next_epoch();
