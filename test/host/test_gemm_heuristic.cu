@@ -270,9 +270,9 @@ TEST(GemmAuto, SelectAndWorkspaceFromArguments) {
 }
 
 // GemmFp8Sm90's schedule rule (Fp8ScheduleHeuristic) on the shapes it was measured on (H200,
-// performance logs 43, 50, 51 and 53: the tile and split it picks were the faster, or within 3%,
-// on all of these but 128 x 4096 x 7168 block-wise, below), and that no split leaves a
-// slice short or its clusters more than fit.
+// performance logs 43, 50, 51, 53 and 55: the tile and split it picks were the faster, or within
+// 3%, on all of these but 128 x 4096 x 7168 block-wise, below), and that no split leaves a slice
+// short or its clusters more than fit.
 TEST(Fp8ScheduleHeuristic, MeasuredShapes) {
   using tilepipe::Fp8ScheduleHeuristic;
   using tilepipe::GemmFp8Schedule;
@@ -294,7 +294,8 @@ TEST(Fp8ScheduleHeuristic, MeasuredShapes) {
   EXPECT_EQ(select(64, 7168, 2048), (GemmFp8Schedule{1, 0, kDecode}));    // 16 k-tiles
   EXPECT_EQ(select(64, 24576, 1536), (GemmFp8Schedule{1, 0, kDecode}));
   EXPECT_EQ(select(64, 32768, 512), (GemmFp8Schedule{1, 0, kDecode}));
-  // Block-wise: the 64-row tile only where it is split (its one consumer folds alone).
+  // Block-wise: the 64-row tile only where it is split (its one consumer folds alone), or where
+  // the 128 x 128 tiles would leave SMs idle with K too short to split (56 tiles of 16 k-tiles).
   constexpr auto kBlockwise = tilepipe::Fp8Scaling::kBlockwise;
   EXPECT_EQ(select(64, 2112, 7168, kBlockwise), (GemmFp8Schedule{4, 0, kDecode}));
   EXPECT_EQ(select(64, 4096, 7168, kBlockwise), (GemmFp8Schedule{3, 0, kDecode}));
@@ -305,6 +306,9 @@ TEST(Fp8ScheduleHeuristic, MeasuredShapes) {
   // (0.89 x the 128-row tile in 3 slices, the best measured; 0.96 x it in 4, the former pick.)
   EXPECT_EQ(select(128, 4096, 7168, kBlockwise), (GemmFp8Schedule{2, 0, kDecode}));
   EXPECT_EQ(select(64, 24576, 1536, kBlockwise), (GemmFp8Schedule{1, 0, kWide}));
+  EXPECT_EQ(select(64, 7168, 2048, kBlockwise), (GemmFp8Schedule{1, 0, kDecode}));
+  EXPECT_EQ(select(128, 7168, 2048, kBlockwise), (GemmFp8Schedule{1, 0, kDecode}));
+  EXPECT_EQ(select(128, 24576, 1536, kBlockwise), (GemmFp8Schedule{1, 0, kWide}));  // 192 tiles
   EXPECT_EQ(select(4096, 7168, 16384, kBlockwise), (GemmFp8Schedule{1, 0, kWide}));
   // Short K from 96 rows, and from 384 rows any K: the 128-row tiles.
   EXPECT_EQ(select(128, 24576, 1536), (GemmFp8Schedule{1, 0, kWide}));  // 96 wide tiles
@@ -334,10 +338,17 @@ TEST(Fp8ScheduleHeuristic, SlicesLongAndWithinAWave) {
             const std::int64_t tile_n =
                 s.tile == tilepipe::Fp8Tile::k128x256 ? H::kWideTileN : H::kTileN;
             const std::int64_t tiles = (m + tile_m - 1) / tile_m * ((n + tile_n - 1) / tile_n);
-            // The decode tile exactly where the rule says (block-wise: only split).
-            const bool decode_shape = m <= 64 || (m <= H::kDecodeMaxM && (k + 127) / 128 >= 16);
+            // The decode tile exactly where the rule says (block-wise: where split, or where the
+            // 128 x 128 tiles fill under 80% of the SMs and cannot be split in two).
+            const std::int64_t k_tiles = (k + 127) / 128;
+            const bool decode_shape = m <= 64 || (m <= H::kDecodeMaxM && k_tiles >= 16);
+            const std::int64_t narrow = (m + 127) / 128 * ((n + 127) / 128);
+            const bool underfilled =
+                narrow < 0.8 * sms && !(narrow * 2 <= sms && k_tiles / 2 >= H::kMinKTilesPerSlice);
             if (scaling == tilepipe::Fp8Scaling::kBlockwise) {
-              ASSERT_TRUE(!decode || (decode_shape && s.split_k > 1)) << m << "x" << n << "x" << k;
+              ASSERT_TRUE(!decode || (decode_shape && (s.split_k > 1 || underfilled)))
+                  << m << "x" << n << "x" << k;
+              ASSERT_TRUE(decode || !(decode_shape && underfilled)) << m << "x" << n << "x" << k;
             } else {
               ASSERT_EQ(decode, decode_shape) << m << "x" << n << "x" << k;
             }

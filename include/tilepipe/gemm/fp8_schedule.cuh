@@ -20,9 +20,11 @@
 //! the 128-row tile on 64 x 7168 x 16384 and 64 x 4096 x 7168, 1.1-1.2 x on 128 x 7168 x 16384 and
 //! 128 x 4096 x 7168, 1.2-1.5 x on 192 and 256 x 4096 x 7168; with short K at M >= 96 (24576 x
 //! 1536, 32768 x 512) the 128-row tiles won, as they did at M = 384. Its stream-K ran 0.6-0.8 x
-//! wherever tried. Block-wise scales take it only where it is split: its one consumer warpgroup
-//! folds alone, and unsplit on long K it ran 0.78-0.96 x (128 and 64 x 7168 x 16384, 128 x 4096 x
-//! 7168), split 1.06-1.34 x.
+//! wherever tried. Block-wise scales take it only where it is split (its one consumer warpgroup
+//! folds alone, and unsplit on long K it ran 0.78-0.96 x: 128 and 64 x 7168 x 16384, 128 x 4096 x
+//! 7168; split 1.06-1.34 x), or where the 128 x 128 tiles would leave a fifth of the SMs idle with
+//! K too short to split (64 and 128 x 7168 x 2048: 56 tiles against 112; 1.22-1.23 x,
+//! performance log 55).
 //!
 //! **Otherwise**, with S the SM count, T = ceil(M / 128) * ceil(N / TileN) tiles and KT = ceil(K
 //! / 128) k-tiles, for each of the 128-row tiles (TileN 128, Fp8TileConfig; 256,
@@ -100,7 +102,9 @@ struct Fp8ScheduleHeuristic {
     const std::int64_t k_tiles = (k + kTileK - 1) / kTileK;
     if (m <= kDecodeTileM || (m <= kDecodeMaxM && k_tiles >= kDecodeMinKTiles)) {
       const GemmFp8Schedule decode = select_decode(m, n, k_tiles, sms);
-      if (scaling != Fp8Scaling::kBlockwise || decode.split_k > 1) return decode;
+      if (scaling != Fp8Scaling::kBlockwise || decode.split_k > 1 ||
+          unsplit_and_underfilled(m, n, k_tiles, sms))
+        return decode;
     }
     const GemmFp8Schedule narrow = select_for(m, n, k, sms, kTileN);
     GemmFp8Schedule wide = select_for(m, n, k, sms, kWideTileN);
@@ -118,6 +122,15 @@ struct Fp8ScheduleHeuristic {
     for (int s = 2; s <= kMaxSplitK; ++s)
       if (k_tiles / s >= kMinKTilesPerSlice && tiles <= cluster_slots(s, sms)) split = s;
     return {split, 0, Fp8Tile::k64x128};
+  }
+
+  //! Whether the narrow tile's tiles would fill less than kMinWaveFraction of the SMs with K too
+  //! short to split them (step 1 finds no split).
+  static constexpr bool unsplit_and_underfilled(std::int64_t m, std::int64_t n,
+                                                std::int64_t k_tiles, std::int64_t sms) {
+    const std::int64_t tiles = (m + kTileM - 1) / kTileM * ((n + kTileN - 1) / kTileN);
+    return static_cast<double>(tiles) < kMinWaveFraction * static_cast<double>(sms) &&
+           split_k(tiles, k_tiles, static_cast<double>(sms)) == 1;
   }
 
   //! About how many clusters of `size` blocks, one per SM, fit at once on `sms` SMs: every pair
