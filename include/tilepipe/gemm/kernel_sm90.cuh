@@ -1,13 +1,12 @@
 #pragma once
 //! \file
-//! GemmKernelSm90: the Hopper tier's persistent, warp-specialized GEMM kernel. About one block
-//! per SM walks its units of work (WorkScheduler: whole tiles, split-K slices or stream-K
-//! segments, whose partial sums WarpgroupPartials adds up); in each block a producer warpgroup
-//! feeds the ring with TMA and consumer warpgroups multiply with wgmma and store: cooperative,
-//! `TileM / 64` of them share each tile, 64 rows each; ping-pong, two of them take the block's
-//! tiles in turn, so that one stores while the other multiplies. Compiled only for `sm_90a`:
-//! elsewhere the kernel is empty and the provided GEMM never launches it
-//! (`hopper_tier_available` tells).
+//! GemmKernelSm90: the Hopper tier's persistent, warp-specialized GEMM kernel. About one block per
+//! SM walks its units of work (WorkScheduler: whole tiles, split-K slices or stream-K segments,
+//! whose partial sums WarpgroupPartials adds up); in each block a producer warpgroup feeds the ring
+//! with TMA and consumer warpgroups multiply with wgmma and store: cooperative, `TileM / 64` of
+//! them share each tile, 64 rows each; ping-pong, two take the block's tiles in turn, one storing
+//! while the other multiplies. Compiled only for `sm_90a`: elsewhere the kernel is empty and the
+//! provided GEMM never launches it (`hopper_tier_available` tells).
 
 #include <cuda_runtime.h>
 
@@ -18,7 +17,6 @@
 
 #include "../arch/cluster.cuh"
 #include "../arch/special_register.cuh"
-#include "../arch/tma.cuh"
 #include "../arch/wgmma.cuh"
 #include "../detail/macros.cuh"
 #include "../layout/tile_raster.cuh"
@@ -65,8 +63,7 @@ struct GemmKernelSm90 {
   //! `kOrderBarrier + c` says that ping-pong consumer c may start its next tile's mainloop.
   static constexpr int kOrderBarrier = 1 + Mainloop::kConsumers;
   //! Two cooperative consumers that fold k-blocks take turns at each unit's first k-tile on this
-  //! barrier and the next (WarpSpecializedMainloop::consume's `stagger_barrier`; the ping-pong
-  //! consumers' order barriers, which cooperative ones do not use).
+  //! barrier and the next (`consume`'s `stagger_barrier`; the ping-pong ones' order barriers).
   static constexpr int kStaggerBarrier = Tile::kConsumersPerTile == 2 ? kOrderBarrier : -1;
 
   //! The scheduler's table (grouped only), the mainloop's ring, then each consumer warpgroup's
@@ -79,9 +76,8 @@ struct GemmKernelSm90 {
   //! 128-byte swizzle's period, which TMA and wgmma both assume).
   static constexpr std::size_t kSharedBytes = sizeof(SharedStorage) + 1024;
 
-  //! Clusters of `kClusterM` blocks along M share their B tiles (TMA multicast). The scheduler's
-  //! work items are then column-adjacent groups of `kClusterM` tiles, one per block of a cluster,
-  //! and its workers are clusters.
+  //! Clusters of `kClusterM` blocks along M share their B tiles (TMA multicast); the scheduler's
+  //! items are then column-adjacent groups of `kClusterM` tiles, one per block; workers, clusters.
   static constexpr int kClusterM = Mainloop::kClusterM;
   //! Warpgroup tiles of one work item, each with its own workspace slot and counter per piece.
   static constexpr int kSubTiles = kClusterM * Tile::kConsumersPerTile;
@@ -93,11 +89,13 @@ struct GemmKernelSm90 {
   //! Whether the consumers fold each k-tile on the CUDA cores (`KBlockOp`).
   static constexpr bool kFoldsKBlocks = !std::is_void_v<KBlockOp>;
   //! Whether split-K pieces may be summed in a cluster (`Params::cluster_k`): one problem, one
-  //! consumer warpgroup (with two, the path made ptxas spill in FP8's block-wise 128 x 128
-  //! kernel), no multicast. Compiled only into the kernels that fold k-blocks (GemmFp8Sm90's
-  //! launch alone asks for it): in the others it would never run and cost compile time.
+  //! consumer warpgroup (two made ptxas spill in FP8's block-wise 128 x 128 kernel), no multicast;
+  //! only where k-blocks are folded (GemmFp8Sm90 alone asks for it; elsewhere: compile time).
   static constexpr bool kReducesInCluster = kFoldsKBlocks && !kGrouped && !Tile::kPingPong &&
                                             Mainloop::kClusterM == 1 && Mainloop::kConsumers == 1;
+  //! Whether a consumer keeps its unit's place (4 registers) through the mainloop rather than
+  //! find the unit again (0.6 us of a decode tile, log 55): FP8's one-consumer tile (others spill).
+  static constexpr bool kKeepsPlace = kFoldsKBlocks && !kGrouped && Mainloop::kConsumers == 1;
   //! Whether the producer sends each unit's number to the consumers with its first k-tile
   //! (`GroupedScheduler::Walk`: dealt or claimed on demand) rather than each role walking the
   //! deal: grouped, cooperative, unclustered, the tensor cores accumulating.
@@ -199,12 +197,11 @@ struct GemmKernelSm90 {
       Epilogue epilogue(storage.epilogue[consumer], 1 + consumer, threadIdx.x % 128);
       Accumulators acc;
       if constexpr (Tile::kPingPong) {
-        // Consumer c takes the block's units c, c + 2, ... The ring holds every unit's k-tiles
-        // in order, so each consumer steps over the other's. A consumer starts waiting on its
-        // unit's slots only once the other has finished the previous unit's mainloop: a parity
-        // wait tells only adjacent phases apart, so no consumer may run a lap ahead of the
-        // copies (test_pipeline_state.cpp models it). That order also keeps one consumer's
-        // wgmmas at a time on the tensor cores, while the other stores.
+        // Consumer c takes the block's units c, c + 2, ...; the ring holds every unit's k-tiles
+        // in order, so each steps over the other's. One waits on its unit's slots only once the
+        // other has finished the previous unit's mainloop: a parity wait tells only adjacent
+        // phases apart, so none may run a lap ahead of the copies (test_pipeline_state.cpp
+        // models it). That order also keeps one consumer's wgmmas on the tensor cores at a time.
         const int other = 1 - consumer;
         for (int j = 0; j < units; ++j) {
           const auto u = work.unit(worker, j);
@@ -248,13 +245,15 @@ struct GemmKernelSm90 {
         for (int j = 0; j < units; ++j) {
           // The previous tile's last chunks go to shared memory while this tile's first wgmmas
           // run: the tensor cores wait only for the first chunks.
+          [[maybe_unused]] int m0 = 0, n0 = 0, batch = 0, pieces = 0;
           if constexpr (kFoldsKBlocks) {
             const auto u = work.unit(worker, j);
+            m0 = Place::m0_of(u, rank) + 64 * consumer, n0 = Place::n0_of(u);
+            batch = Place::batch_of(u);
+            if constexpr (kKeepsPlace) pieces = u.pieces;
             mainloop.consume(
                 acc, state, consumer, Place::k_tiles_of(u), [&] { epilogue.drain(p.epilogue); },
-                KBlockOp(p.k_block, Place::m0_of(u, rank) + 64 * consumer, Place::n0_of(u),
-                         Place::batch_of(u), u.k_begin),
-                kStaggerBarrier);
+                KBlockOp(p.k_block, m0, n0, batch, u.k_begin), kStaggerBarrier);
           } else {
             mainloop.consume(acc, state, consumer, Place::k_tiles_of(work.unit(worker, j)),
                              [&] { epilogue.drain(p.epilogue); });
@@ -272,14 +271,17 @@ struct GemmKernelSm90 {
                 return Partials::sum_in_cluster(acc, p.cluster_k, slot, threadIdx.x % 128);
               }
             }
+            if (kKeepsPlace && pieces == 1) return true;
             return completes(p, acc, j, sub, 1 + consumer);
           }();
-          if (whole) {
+          if (!whole) {
+            epilogue.skip();
+          } else if constexpr (kKeepsPlace) {
+            epilogue.begin(acc, p.epilogue, m0, n0, batch);
+          } else {
             const auto u = unit_anew(work, j);
             Place::begin_store(epilogue, acc, p.epilogue, p.work, u,
                                Place::m0_of(u, rank) + 64 * consumer);
-          } else {
-            epilogue.skip();
           }
         }
         if constexpr (kFoldsKBlocks) Mainloop::stagger_end(consumer, kStaggerBarrier);
@@ -289,8 +291,7 @@ struct GemmKernelSm90 {
     }
   }
 
-  // Unit `j` of this block's worker, from a block index the compiler cannot reuse: a unit kept
-  // through the mainloop beside the accumulators made ptxas spill; found again, it costs little.
+  // Unit `j` of this block's worker, from a block index the compiler cannot reuse (kKeepsPlace).
   template <class Work>
   TILEPIPE_DEVICE static auto unit_anew(const Work& work, int j) {
     return work.unit(static_cast<int>(arch::opaque_block_index() / kClusterM), j);
@@ -323,10 +324,9 @@ struct GemmKernelSm90 {
 };
 
 //! The `__global__` entry of a GemmKernelSm90: `Kernel::kThreads` threads, one block per SM
-//! (`__launch_bounds__(n, 1)` gives setmaxnreg the register cap it needs), launched in clusters
-//! of `Kernel::kClusterM` blocks along x,
-//! `Kernel::kSharedBytes` of dynamic shared memory. The tensor maps travel in the parameter,
-//! which must stay in parameter memory (`__grid_constant__`) for TMA to read it.
+//! (`__launch_bounds__(n, 1)` gives setmaxnreg the register cap it needs), in clusters of
+//! `Kernel::kClusterM` blocks along x, `Kernel::kSharedBytes` of dynamic shared memory. The tensor
+//! maps travel in the parameter, which must stay in parameter memory (`__grid_constant__`).
 template <class Kernel>
 __global__ void __launch_bounds__(Kernel::kThreads, 1)
     gemm_kernel_sm90(const __grid_constant__ typename Kernel::Params params) {
