@@ -93,8 +93,8 @@ struct GemmKernelSm90 {
   //! only where k-blocks are folded (GemmFp8Sm90 alone asks for it; elsewhere: compile time).
   static constexpr bool kReducesInCluster = kFoldsKBlocks && !kGrouped && !Tile::kPingPong &&
                                             Mainloop::kClusterM == 1 && Mainloop::kConsumers == 1;
-  //! Whether a consumer keeps its unit's place (4 registers) through the mainloop rather than
-  //! find the unit again (0.6 us of a decode tile, log 55): FP8's one-consumer tile (others spill).
+  //! Whether a consumer keeps its unit's place (4 registers) through the mainloop, not finding
+  //! the unit again (0.6 us a decode tile, log 55): FP8's one-consumer tile (the others spill).
   static constexpr bool kKeepsPlace = kFoldsKBlocks && !kGrouped && Mainloop::kConsumers == 1;
   //! Whether the producer sends each unit's number to the consumers with its first k-tile
   //! (`GroupedScheduler::Walk`: dealt or claimed on demand) rather than each role walking the
