@@ -186,6 +186,7 @@ set(SASS_COUNTS
   SHFL    "^SHFL(\\.|$)"
   HMMA    "^HMMA"
   FFMA    "^FFMA$"
+  FADD    "^FADD$"
   BAR     "^BAR(\\.|$)"
   UTMALDG "^UTMALDG"
   UTMASTG "^UTMASTG"
@@ -208,7 +209,7 @@ set(SASS_BASELINE_KERNELS
   "hopper_tf32_tn"  "^90a$"  "WarpSpecializedMainloop<float, \\([A-Za-z_:]*Layout\\)0, \\([A-Za-z_:]*Layout\\)1, [^>]*HopperTileConfig<[0-9]+, [0-9]+, 3, [0-9]+, [^>]*HopperSchedule\\)0>.*WarpgroupEpilogue<float,"  "UTMALDG,UTMASTG,HGMMA,SYNCS"
   "hopper_fp8_blockwise"  "^90a$"  "WarpSpecializedMainloop<__nv_fp8_e4m3, [^>]*HopperTileConfig<128, 128, .*Fp8ScaleFold<\\([A-Za-z_:]*Fp8Scaling\\)2,"  "UTMALDG,UTMASTG,QGMMA,FFMA,SYNCS"
   "hopper_fp8_blockwise_wide"  "^90a$"  "WarpSpecializedMainloop<__nv_fp8_e4m3, [^>]*HopperTileConfig<128, 256, .*Fp8ScaleFold<\\([A-Za-z_:]*Fp8Scaling\\)2,"  "UTMALDG,UTMASTG,QGMMA,FFMA,SYNCS"
-  "hopper_fp8_decode"  "^90a$"  "WarpSpecializedMainloop<__nv_fp8_e4m3, [^>]*HopperTileConfig<64, 128, .*Fp8ScaleFold<\\([A-Za-z_:]*Fp8Scaling\\)0,"  "UTMALDG,UTMASTG,QGMMA,FFMA,SYNCS"
+  "hopper_fp8_decode"  "^90a$"  "WarpSpecializedMainloop<__nv_fp8_e4m3, [^>]*HopperTileConfig<64, 128, .*Fp8ScaleFold<\\([A-Za-z_:]*Fp8Scaling\\)0,"  "UTMALDG,UTMASTG,QGMMA,FADD,SYNCS"
 )
 set(SASS_BASELINE_TOLERANCE 5)  # percent
 

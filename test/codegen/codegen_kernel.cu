@@ -119,7 +119,7 @@ template __global__ void tilepipe::gemm_kernel_sm90<HopperTf32TN::Kernel>(
 // k-tile on the CUDA cores (FFMA), on both 128-row tiles (the wide one's accumulators and its one
 // set of half-width partials must fit the consumers' registers), tensorwise e5m2, and tensorwise
 // on the 64-row decode tile (one consumer warpgroup, which holds the sums and two k-tiles'
-// products).
+// products; tensorwise folds by FADD, the scale applied once after the last k-tile).
 using Fp8Blockwise =
     tilepipe::GemmFp8Sm90<__nv_fp8_e4m3, __nv_bfloat16, tilepipe::Fp8Scaling::kBlockwise>;
 using Fp8BlockwiseWide =

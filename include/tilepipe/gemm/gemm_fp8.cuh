@@ -8,9 +8,10 @@
 //!
 //! The tensor cores' own fp8 accumulation keeps fewer bits than f32 (the DeepSeek-V3 report puts
 //! it near 14), so this GEMM never lets them accumulate past one k-tile of 128: each k-tile's
-//! product lands in a second set of accumulators and is folded, scaled, into the f32 ones on the
-//! CUDA cores (the mainloop's per-k-block seam, WarpSpecializedMainloop::consume with an
-//! `on_k_block`), while the block's other consumer warpgroup keeps the tensor cores busy.
+//! product lands in a second set of accumulators and is folded (added, or block-wise scaled) into
+//! the f32 ones on the CUDA cores (the mainloop's per-k-block seam,
+//! WarpSpecializedMainloop::consume with an `on_k_block`), while the block's other consumer
+//! warpgroup keeps the tensor cores busy.
 //!
 //! Scale modes (`Fp8Scaling`), with `torch._scaled_mm`'s layouts:
 //! | mode | scale_a | scale_b |
@@ -21,8 +22,9 @@
 //!
 //! where `kb = k / 128` and `nb = j / 128`: block-wise, A has a scale per row per 128 of K
 //! (M-major, `ld_scale_a >= M`), B one per 128 x 128 block (`ld_scale_b >= ceil(K / 128)`).
-//! Tensorwise and block-wise scales are applied in the fold; row-wise ones as A's in the fold and
-//! B's in the epilogue (a column scale per register would cost the fold a register per column).
+//! Block-wise scales are applied in the fold; tensorwise and row-wise k-tiles are folded by an
+//! add and A's scale (with B's, tensorwise) applied once after the last, row-wise B's in the
+//! epilogue (a column scale per register would cost the fold a register per column).
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>

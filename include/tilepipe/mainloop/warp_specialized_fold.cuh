@@ -111,6 +111,7 @@ TILEPIPE_DEVICE void WarpSpecializedMainloop<Element, LayoutA, LayoutB, Config>:
       staggered(kt);
     }
   }
+  if constexpr (HasFinish<OnKBlock>::value) on_k_block.finish(acc);
 }
 
 }  // namespace tilepipe

@@ -232,6 +232,9 @@ class WarpSpecializedMainloop {
   //! `void prefetch(int kt)`, it is
   //! called with `kt = 0` at the start and with `kt + 1` after k-tile `kt` is folded (`k_tiles`
   //! last, past the unit's end): loads it starts there (the scales) overlap a k-tile's wgmmas.
+  //! Where it has a member `void finish(Accumulators& acc)`, it is called once after the last
+  //! fold (not where `k_tiles` is 0): a factor common to every k-tile (FP8's tensorwise and
+  //! row-wise scales) is then applied once, and the fold is an add.
   //! `while_in_flight` is called before the first k-tile's wait: work of the previous tile, such as
   //! the rest of its epilogue, then overlaps the other consumers' wgmmas.
   //!
@@ -269,6 +272,12 @@ class WarpSpecializedMainloop {
   template <class Op>
   struct HasPrefetch<Op, std::void_t<decltype(std::declval<Op&>().prefetch(0))>> : std::true_type {
   };
+  template <class Op, class = void>
+  struct HasFinish : std::false_type {};
+  template <class Op>
+  struct HasFinish<Op,
+                   std::void_t<decltype(std::declval<Op&>().finish(std::declval<Accumulators&>()))>>
+      : std::true_type {};
 
   SharedStorage& s_;
   Ring ring_;
