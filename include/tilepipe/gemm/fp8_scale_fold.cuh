@@ -2,9 +2,10 @@
 //! \file
 //! Fp8ScaleFold: the k-block operator of the FP8 GEMM (GemmFp8Sm90, gemm_fp8.cuh), which
 //! GemmKernelSm90 runs through the mainloop's per-k-block seam: it folds each k-tile's fp8
-//! product into a consumer warpgroup's f32 accumulators, times the k-tile's scales. Also the size
-//! of a scale block (kFp8ScaleBlock); the scale modes (Fp8Scaling) are in fp8_schedule.cuh, which
-//! needs no CUDA.
+//! product into a consumer warpgroup's f32 accumulators, times the k-tile's scales (block-wise),
+//! or adds it and applies the scales once after the last k-tile (tensorwise, row-wise). Also the
+//! size of a scale block (kFp8ScaleBlock); the scale modes (Fp8Scaling) are in fp8_schedule.cuh,
+//! which needs no CUDA.
 
 #include <cstdint>
 
@@ -19,7 +20,8 @@ inline constexpr int kFp8ScaleBlock = 128;
 namespace detail {
 
 //! The k-block operator of an FP8 GEMM (GemmKernelSm90's `KBlockOp`): folds each k-tile's fp8
-//! product into the f32 accumulators of one consumer warpgroup, times its scales.
+//! product into the f32 accumulators of one consumer warpgroup, times its scales (`operator()`,
+//! then `finish`).
 template <Fp8Scaling Mode, class Accumulators>
 class Fp8ScaleFold {
   static constexpr int kRegisters = Accumulators::kRegisters;
