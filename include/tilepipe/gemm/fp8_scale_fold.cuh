@@ -28,6 +28,8 @@ class Fp8ScaleFold {
   //! Columns of the warpgroup's tile (N / 2 registers); 256 spans two blocks of B's scales.
   static constexpr int kN = 2 * kRegisters;
   static constexpr int kBlocksN = kN > kFp8ScaleBlock ? kN / kFp8ScaleBlock : 1;
+  //! Whether the fold adds and `finish` scales (operator() says when).
+  static constexpr bool kAddsThenScales = Mode != Fp8Scaling::kBlockwise && kBlocksN == 1;
 
  public:
   struct Params {
@@ -70,11 +72,12 @@ class Fp8ScaleFold {
     if constexpr (Mode == Fp8Scaling::kBlockwise) load();
   }
 
-  //! Block-wise: `acc += partial * scale`, the scale of each register's row and block of columns.
-  //! Tensorwise and row-wise: `acc += partial`, the scales (the same for every k-tile) applied
-  //! once in `finish`; an add where a multiply-add was ran 1.01-1.07 x as fast at M >= 4096 on
-  //! the H200 (performance log 56). A `partial` narrower than `acc` (a 256-wide tile's halves)
-  //! holds columns `128 * half ..`.
+  //! Tensorwise and row-wise on a tile up to 128 wide: `acc += partial`, the scales (the same for
+  //! every k-tile) applied once in `finish`; an add where a multiply-add was ran 1.01-1.07 x as
+  //! fast at M >= 4096 on the H200 (performance log 56). Otherwise `acc += partial * scale`, the
+  //! scale of each register's row (and block of columns): block-wise, and the 256-wide tile,
+  //! whose tensorwise and row-wise kernels spilled 12 bytes with the add and the final multiply.
+  //! A `partial` narrower than `acc` (a 256-wide tile's halves) holds columns `128 * half ..`.
   template <class Partial>
   TILEPIPE_DEVICE void operator()(Accumulators& acc, const Partial& partial, int,
                                   int half = 0) const {
@@ -87,20 +90,27 @@ class Fp8ScaleFold {
     for (int j = 0; j < kPartial; ++j) {
       // acc's register: the layout repeats every 8 columns, so a half is a run of registers.
       const int i = j + half * kPartial;
-      if constexpr (Mode == Fp8Scaling::kBlockwise) {
-        const bool second_row = (i / 2) % 2 != 0;
-        const bool second_block = kBlocksN == 2 && i >= kRegisters / 2;  // columns 128..
-        const float s = second_block ? (second_row ? b11 : b01) : (second_row ? b10 : b00);
-        acc.x[i] = fmaf(partial.x[j], s, acc.x[i]);
-      } else {
+      if constexpr (kAddsThenScales) {
         acc.x[i] += partial.x[j];
+      } else {
+        const bool second_row = (i / 2) % 2 != 0;
+        float s;
+        if constexpr (Mode == Fp8Scaling::kBlockwise) {
+          const bool second_block = kBlocksN == 2 && i >= kRegisters / 2;  // columns 128..
+          s = second_block ? (second_row ? b11 : b01) : (second_row ? b10 : b00);
+        } else if constexpr (Mode == Fp8Scaling::kTensorwise) {
+          s = s0_;
+        } else {
+          s = second_row ? s1_ : s0_;
+        }
+        acc.x[i] = fmaf(partial.x[j], s, acc.x[i]);
       }
     }
   }
 
-  //! After the unit's last fold: tensorwise and row-wise, `acc *= scale` (each register's row's).
+  //! After the unit's last fold: where the fold adds, `acc *= scale` (each register's row's).
   TILEPIPE_DEVICE void finish(Accumulators& acc) const {
-    if constexpr (Mode != Fp8Scaling::kBlockwise) {
+    if constexpr (kAddsThenScales) {
       TILEPIPE_UNROLL
       for (int i = 0; i < kRegisters; ++i)
         acc.x[i] *= Mode == Fp8Scaling::kRowwise && (i / 2) % 2 != 0 ? s1_ : s0_;
