@@ -117,13 +117,18 @@ template __global__ void tilepipe::gemm_kernel_sm90<HopperTf32TN::Kernel>(
 
 // FP8 on the Hopper tier (wgmma m64n128k32 on e4m3 / e5m2, QGMMA): block-wise scales folded per
 // k-tile on the CUDA cores (FFMA), on both 128-row tiles (the wide one's accumulators and its one
-// set of half-width partials must fit the consumers' registers), tensorwise e5m2, and tensorwise
-// on the 64-row decode tile (one consumer warpgroup, which holds the sums and two k-tiles'
-// products; tensorwise folds by FADD, the scale applied once after the last k-tile).
+// set of half-width partials must fit the consumers' registers), row-wise on the wide tile (its
+// sums, partials and two rows' scales: with an add in the fold and the scales after the last
+// k-tile it spilled 12 bytes, so the ptxas check below watches it), tensorwise e5m2, and
+// tensorwise on the 64-row decode tile (one consumer warpgroup, which holds the sums and two
+// k-tiles' products; tensorwise folds by FADD, the scale applied once after the last k-tile).
 using Fp8Blockwise =
     tilepipe::GemmFp8Sm90<__nv_fp8_e4m3, __nv_bfloat16, tilepipe::Fp8Scaling::kBlockwise>;
 using Fp8BlockwiseWide =
     tilepipe::GemmFp8Sm90<__nv_fp8_e4m3, __nv_bfloat16, tilepipe::Fp8Scaling::kBlockwise,
+                          tilepipe::Identity, tilepipe::Fp8WideTileConfig>;
+using Fp8RowwiseWide =
+    tilepipe::GemmFp8Sm90<__nv_fp8_e4m3, __nv_bfloat16, tilepipe::Fp8Scaling::kRowwise,
                           tilepipe::Identity, tilepipe::Fp8WideTileConfig>;
 using Fp8E5m2 =
     tilepipe::GemmFp8Sm90<__nv_fp8_e5m2, __nv_bfloat16, tilepipe::Fp8Scaling::kTensorwise>;
@@ -134,6 +139,8 @@ template __global__ void tilepipe::gemm_kernel_sm90<Fp8Blockwise::Kernel>(
     const __grid_constant__ Fp8Blockwise::Params);
 template __global__ void tilepipe::gemm_kernel_sm90<Fp8BlockwiseWide::Kernel>(
     const __grid_constant__ Fp8BlockwiseWide::Params);
+template __global__ void tilepipe::gemm_kernel_sm90<Fp8RowwiseWide::Kernel>(
+    const __grid_constant__ Fp8RowwiseWide::Params);
 template __global__ void tilepipe::gemm_kernel_sm90<Fp8E5m2::Kernel>(
     const __grid_constant__ Fp8E5m2::Params);
 template __global__ void tilepipe::gemm_kernel_sm90<Fp8Decode::Kernel>(
