@@ -260,6 +260,30 @@ TEST(WorkScheduler, SplitKCoversEveryKTileOnce) {
           }
 }
 
+// GemmKernelSm90's split-K in clusters (reduce_in_clusters) launches one worker per unit, a
+// tile's slices a cluster of `splits` consecutive blocks, and finds a slice's slot without the
+// scheduler's divisions: the first slice's slot is the block's index less its rank in the
+// cluster (the index modulo `splits`), and slice r's is that plus r.
+TEST(WorkScheduler, SplitKOneUnitPerWorkerSlotsFollowTheBlockIndex) {
+  for (int tm : kWorkTiles)
+    for (int tn : kWorkTiles)
+      for (int s : {2, 3, 4, 8}) {
+        const int kt = 16;
+        const long long units = 1LL * tm * tn * s;
+        const Work w = Work::split_k(tm, tn, 1, kt, s, static_cast<int>(units));
+        ASSERT_EQ(w.workers(), units);
+        for (int worker = 0; worker < w.workers(); ++worker) {
+          ASSERT_EQ(w.units(worker), 1);
+          const tilepipe::WorkUnit u = w.unit(worker, 0);
+          const int rank = worker % s;
+          ASSERT_EQ(u.piece, rank) << "worker " << worker;
+          ASSERT_EQ(u.first_slot, worker - rank) << "worker " << worker;
+          for (int r = 0; r < s; ++r)
+            ASSERT_EQ(w.piece_slot(worker - rank, r), w.unit(worker - rank + r, 0).slot);
+        }
+      }
+}
+
 TEST(WorkScheduler, StreamKCoversEveryKTileOnce) {
   for (int tm : kWorkTiles)
     for (int tn : kWorkTiles)

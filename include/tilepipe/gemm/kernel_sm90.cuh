@@ -263,9 +263,9 @@ struct GemmKernelSm90 {
             const int sub = rank * Tile::kConsumersPerTile + consumer;
             if constexpr (kReducesInCluster) {
               if (p.cluster_k > 1) {
-                const WorkUnit u = unit_anew(p.work, j);
-                const auto slot = [&](int piece) {  // as `completes` finds the pieces' slots
-                  const long long s = p.work.piece_slot(u.first_slot, piece) * kSubTiles + sub;
+                const long long first = worker - static_cast<int>(arch::cluster_ctarank());
+                const auto slot = [&](int piece) {  // one unit a block, its pieces in rank order
+                  const long long s = p.work.piece_slot(first, piece) * kSubTiles + sub;
                   return p.partials + s * Partials::kSlotFloats;
                 };
                 return Partials::sum_in_cluster(acc, p.cluster_k, slot, threadIdx.x % 128);
