@@ -90,8 +90,9 @@ TILEPIPE_DEVICE void setmaxnreg_dec() {
 //! ones (f16/bf16 only).
 template <int N, class Element>
 struct Wgmma {
-  static_assert(N == 64 || N == 128 || N == 256,
-                "Wgmma: tilepipe instantiates m64nNk16 and m64nNk8 for N = 64, 128 and 256");
+  static_assert(N == 64 || N == 128 || N == 192 || N == 256,
+                "Wgmma: tilepipe instantiates m64nNk16, m64nNk8 and m64nNk32 for N = 64, 128, 192 "
+                "and 256");
 };
 
 //! Whether `T` is one of the fp8 types wgmma multiplies (`__nv_fp8_e4m3`, `__nv_fp8_e5m2`).
@@ -155,6 +156,11 @@ inline constexpr int kWgmmaK = 32 / static_cast<int>(sizeof(Element));
 #define TILEPIPE_WGMMA_REST128 "%64, %65, p, 1, 1, %67, %68"
 #define TILEPIPE_WGMMA_REST_KMAJOR_128 "%64, %65, p, 1, 1"
 #define TILEPIPE_WGMMA_SCALE128 "%66"
+#define TILEPIPE_WGMMA_D192 "{" TILEPIPE_WGMMA_R0 ", " TILEPIPE_WGMMA_R1 ", " TILEPIPE_WGMMA_R2 "}"
+#define TILEPIPE_WGMMA_OUT192 TILEPIPE_WGMMA_O0, TILEPIPE_WGMMA_O1, TILEPIPE_WGMMA_O2
+#define TILEPIPE_WGMMA_REST192 "%96, %97, p, 1, 1, %99, %100"
+#define TILEPIPE_WGMMA_REST_KMAJOR_192 "%96, %97, p, 1, 1"
+#define TILEPIPE_WGMMA_SCALE192 "%98"
 #define TILEPIPE_WGMMA_D256 \
   "{" TILEPIPE_WGMMA_R0 ", " TILEPIPE_WGMMA_R1 ", " TILEPIPE_WGMMA_R2 ", " TILEPIPE_WGMMA_R3 "}"
 #define TILEPIPE_WGMMA_OUT256 \
@@ -220,6 +226,7 @@ inline constexpr int kWgmmaK = 32 / static_cast<int>(sizeof(Element));
 
 TILEPIPE_WGMMA_SPECIALIZATION(64)
 TILEPIPE_WGMMA_SPECIALIZATION(128)
+TILEPIPE_WGMMA_SPECIALIZATION(192)
 TILEPIPE_WGMMA_SPECIALIZATION(256)
 
 #undef TILEPIPE_WGMMA_SPECIALIZATION
@@ -244,6 +251,11 @@ TILEPIPE_WGMMA_SPECIALIZATION(256)
 #undef TILEPIPE_WGMMA_REST_KMAJOR_128
 #undef TILEPIPE_WGMMA_SCALE128
 #undef TILEPIPE_WGMMA_OUT128
+#undef TILEPIPE_WGMMA_D192
+#undef TILEPIPE_WGMMA_REST192
+#undef TILEPIPE_WGMMA_REST_KMAJOR_192
+#undef TILEPIPE_WGMMA_SCALE192
+#undef TILEPIPE_WGMMA_OUT192
 #undef TILEPIPE_WGMMA_D256
 #undef TILEPIPE_WGMMA_REST256
 #undef TILEPIPE_WGMMA_REST_KMAJOR_256
@@ -263,6 +275,8 @@ template <class Element>
 struct Wgmma<64, Element> : WgmmaUnavailable<64> {};
 template <class Element>
 struct Wgmma<128, Element> : WgmmaUnavailable<128> {};
+template <class Element>
+struct Wgmma<192, Element> : WgmmaUnavailable<192> {};
 template <class Element>
 struct Wgmma<256, Element> : WgmmaUnavailable<256> {};
 

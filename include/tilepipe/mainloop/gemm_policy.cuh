@@ -78,7 +78,7 @@ enum class HopperSchedule {
 //! Tile and pipeline depth of the Hopper tier.
 //!
 //! \tparam TileM   rows of D per tile: 64 per consumer warpgroup (64 or 128: one or two)
-//! \tparam TileN   columns of D per tile: 64, 128 or 256 (one wgmma's N)
+//! \tparam TileN   columns of D per tile: 64, 128, 192 (fp8 only) or 256 (one wgmma's N)
 //! \tparam Stages  ring slots, each a `TileM x TileK` A tile and a `TileK x TileN` B tile, TileK
 //!                 one 128-byte swizzle row of the element (WarpSpecializedMainloop::kTileK)
 //! \tparam ClusterM  CTAs per cluster along M (1, 2 or 4): the cluster's tiles share their B
@@ -94,8 +94,8 @@ struct HopperTileConfig {
   static_assert(
       Schedule == HopperSchedule::kCooperative || TileM == 64,
       "HopperTileConfig: a ping-pong tile is one consumer warpgroup's, so TileM must be 64");
-  static_assert(TileN == 64 || TileN == 128 || TileN == 256,
-                "HopperTileConfig: TileN must be 64, 128 or 256 (the N of one wgmma)");
+  static_assert(TileN == 64 || TileN == 128 || TileN == 192 || TileN == 256,
+                "HopperTileConfig: TileN must be 64, 128, 192 or 256 (the N of one wgmma)");
   static_assert(Stages >= 2, "HopperTileConfig: the ring needs at least 2 stages");
   static_assert(ClusterM == 1 || ClusterM == 2 || ClusterM == 4,
                 "HopperTileConfig: ClusterM must be 1, 2 or 4");

@@ -87,8 +87,8 @@ TILEPIPE_DEVICE void WarpSpecializedMainloop<Element, LayoutA, LayoutB, Config>:
     // Chunks of four k-tiles, straight-line: k-tile kt + 1's wgmmas are issued before kt is
     // folded. The chunk's last k-tile folds with none of the warpgroup's own wgmmas in flight:
     // where a group is still in flight across a loop's back edge or a branch, ptxas serializes
-    // every wgmma of the kernel (C7514).
-    for (; kt + 4 <= k_tiles; kt += 4) {
+    // every wgmma of the kernel (C7514). With one set (kOnePartial), only the loop below.
+    for (; !kOnePartial && kt + 4 <= k_tiles; kt += 4) {
       issue(p0, 0, kt);
       issue(p1, 1, kt + 1);
       arch::wgmma_wait_group<1>();

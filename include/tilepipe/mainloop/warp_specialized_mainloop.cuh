@@ -48,11 +48,19 @@ class WarpSpecializedMainloop {
       TmaTileLoader<Element, LayoutA, LayoutB, Config::kM, Config::kN, kTileK, kClusterM>;
   using Ring = MbarrierRing<kStages, kClusterM>;
   using State = typename Ring::State;
+  static_assert(Config::kN != 192 || arch::is_wgmma_fp8_v<Element>,
+                "WarpSpecializedMainloop: a 192-wide tile is FP8's (GemmFp8Sm90's decode tiles); "
+                "the 16-bit and tf32 GEMMs take 64, 128 or 256");
   using Mma = WarpgroupMma<Element, LayoutA, LayoutB, Config::kN, kTileK>;
   using Accumulators = typename Mma::Accumulators;
   //! The per-k-block seam's partial products: at most 128 columns, so that a 256-wide tile
-  //! (whose accumulators take 128 registers) multiplies each k-tile in two halves into one set.
-  static constexpr int kPartialN = Config::kN > 128 ? 128 : Config::kN;
+  //! (whose accumulators take 128 registers) multiplies each k-tile in two halves into one set;
+  //! a 192-wide tile's are one set of its whole width (`kOnePartial`).
+  static constexpr int kPartialN = Config::kN > 128 && Config::kN != 192 ? 128 : Config::kN;
+  //! Whether the seam keeps one set of partial products of the tile's width, each k-tile's
+  //! wgmmas completing before it is folded: a 192-wide tile, whose 96 registers of sums and 96
+  //! of products leave no room for a second set.
+  static constexpr bool kOnePartial = Config::kN == 192;
   using PartialMma = WarpgroupMma<Element, LayoutA, LayoutB, kPartialN, kTileK>;
   using Partial = typename PartialMma::Accumulators;
   using Params = typename Loader::Params;
@@ -228,7 +236,9 @@ class WarpSpecializedMainloop {
   //! launch's 168, must hold them). A tile 256 wide has room for one set of half its width
   //! (`Partial`): each k-tile is multiplied and folded in two halves, one after the other,
   //! `on_k_block(acc, partial, kt, half)` folding columns `128 * half ..`; the block's other
-  //! consumer keeps the tensor cores busy meanwhile. Where `on_k_block` has a member
+  //! consumer keeps the tensor cores busy meanwhile. A tile 192 wide has one set of its whole
+  //! width (`kOnePartial`): each k-tile's wgmmas complete before it is folded. Where `on_k_block`
+  //! has a member
   //! `void prefetch(int kt)`, it is
   //! called with `kt = 0` at the start and with `kt + 1` after k-tile `kt` is folded (`k_tiles`
   //! last, past the unit's end): loads it starts there (the scales) overlap a k-tile's wgmmas.
