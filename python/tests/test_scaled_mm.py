@@ -125,11 +125,20 @@ def test_exact_small_integers(mode, dtype, out_dtype):
     run_and_check(256, 384, 512, mode, dtype, out_dtype, exact=True)
 
 
+# On 132 SMs (H100 SXM, H200) the heuristic runs these tensorwise and row-wise on the 192-wide
+# tiles (64 and 128 rows: one wave of 128 tiles); block-wise on the 128 x 256 one.
+@pytest.mark.parametrize("m", [64, 128])
+@pytest.mark.parametrize("mode", MODES)
+def test_exact_192_wide_tiles(mode, m):
+    run_and_check(m, 24576, 1536, mode, E4M3, torch.bfloat16, exact=True)
+
+
 # One tile; odd M and N with K a multiple of 16 but not of 128 (a partial last scale block); a
 # single row; decode shapes on the 64-row tile, split along K (in 2); a ragged wave with long K
-# (stream-K); two waves of 128 x 128 tiles, one of 128 x 256 (the wide tile).
+# (stream-K); two waves of 128 x 128 tiles, one of 128 x 256 (the wide tile); the 192-wide tiles
+# (tensorwise and row-wise on 132 SMs).
 SHAPES = [(128, 128, 128), (77, 200, 160), (1, 64, 272), (64, 4096, 7168), (128, 1024, 4096),
-          (1000, 2112, 4096), (1024, 4096, 512)]
+          (1000, 2112, 4096), (1024, 4096, 512), (100, 24576, 1536), (33, 24576, 1536)]
 
 
 @pytest.mark.parametrize("m,n,k", SHAPES)

@@ -32,7 +32,9 @@ namespace {
 using tilepipe::Fp8Scaling;
 using tptest::DeviceBuffer;
 
+using tilepipe::Fp8DecodeTile192Config;
 using tilepipe::Fp8DecodeTileConfig;
+using tilepipe::Fp8Tile192Config;
 using tilepipe::Fp8WideTileConfig;
 
 template <class AB, class D, Fp8Scaling S, class Config = tilepipe::Fp8TileConfig>
@@ -329,6 +331,15 @@ TEST(GemmFp8, DecodeTileExact) {
   run_shapes<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kRowwise, Fp8DecodeTileConfig>(true);
   run_shapes<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kBlockwise, Fp8DecodeTileConfig>(true);
 }
+// The 192-wide tiles (one set of partial products; tensorwise and row-wise only): 128 rows with
+// two consumer warpgroups and 64 rows with one, edge tiles in N (257, 300, 1000 columns).
+TEST(GemmFp8, Tiles192Exact) {
+  TP_REQUIRE_HOPPER_TIER(fp8_available());
+  run_shapes<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kTensorwise, Fp8Tile192Config>(true);
+  run_shapes<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kRowwise, Fp8Tile192Config>(true);
+  run_shapes<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kTensorwise, Fp8DecodeTile192Config>(true);
+  run_shapes<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kRowwise, Fp8DecodeTile192Config>(true);
+}
 TEST(GemmFp8, RandomValuesWithinBound) {
   TP_REQUIRE_HOPPER_TIER(fp8_available());
   run_shapes<__nv_fp8_e4m3, float, Fp8Scaling::kBlockwise>(false);
@@ -336,6 +347,8 @@ TEST(GemmFp8, RandomValuesWithinBound) {
   run_shapes<__nv_fp8_e5m2, __nv_bfloat16, Fp8Scaling::kTensorwise>(false);
   run_shapes<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kBlockwise, Fp8WideTileConfig>(false);
   run_shapes<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kTensorwise, Fp8DecodeTileConfig>(false);
+  run_shapes<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kRowwise, Fp8Tile192Config>(false);
+  run_shapes<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kTensorwise, Fp8DecodeTile192Config>(false);
 }
 
 // Split-K and stream-K pieces meet in f32 after the fold: the scales are applied once.
@@ -611,7 +624,8 @@ TEST(GemmFp8, Random) {
     }
   };
   int failures = 0, counts[3] = {0, 0, 0}, split = 0, stream = 0, random_values = 0;
-  int tiles[3] = {0, 0, 0};  // problems on the 128 x 128, 128 x 256 and 64 x 128 tiles
+  // Problems on the 128 x 128, 128 x 256, 64 x 128, 128 x 192 and 64 x 192 tiles.
+  int tiles[5] = {0, 0, 0, 0, 0};
   double worst = 0.0;
   for (std::uint64_t i = 0; i < count && failures < 5; ++i) {
     Problem p{dim(max_dim), dim(max_dim), 16 * (1 + pick(160))};
@@ -623,10 +637,11 @@ TEST(GemmFp8, Random) {
     random_values += !p.exact;
     int mode = pick(3);
     const int kind = pick(5);
-    // e4m3 -> bf16 runs on each of the three tiles; e5m2 -> bf16 tensorwise and e4m3 -> f32
-    // block-wise (fewer kernels) on the 128 x 128 one.
-    const int tile = kind < 2 ? 0 : pick(3);
+    // e4m3 -> bf16 runs on each of the five tiles (the 192-wide ones tensorwise and row-wise);
+    // e5m2 -> bf16 tensorwise and e4m3 -> f32 block-wise (fewer kernels) on the 128 x 128 one.
+    const int tile = kind < 2 ? 0 : pick(5);
     if (kind < 2) mode = kind == 0 ? 0 : 2;
+    if (tile >= 3 && mode == 2) mode = pick(2);
     ++tiles[tile];
     ++counts[mode];
     const auto seed = static_cast<std::uint32_t>(rng());
@@ -646,6 +661,20 @@ TEST(GemmFp8, Random) {
       TP_FP8_RUN(__nv_fp8_e4m3, __nv_bfloat16, Fp8WideTileConfig);
     } else if (tile == 2) {
       TP_FP8_RUN(__nv_fp8_e4m3, __nv_bfloat16, Fp8DecodeTileConfig);
+    } else if (tile >= 3) {
+      const bool rows64 = tile == 4;
+      if (mode == 0)
+        ok = rows64 ? run_problem<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kTensorwise,
+                                  Fp8DecodeTile192Config>(p, seed, w)
+                    : run_problem<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kTensorwise,
+                                  Fp8Tile192Config>(p, seed, w);
+      else
+        ok =
+            rows64
+                ? run_problem<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kRowwise,
+                              Fp8DecodeTile192Config>(p, seed, w)
+                : run_problem<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kRowwise, Fp8Tile192Config>(
+                      p, seed, w);
     } else {
       TP_FP8_RUN(__nv_fp8_e4m3, __nv_bfloat16, tilepipe::Fp8TileConfig);
     }
@@ -654,11 +683,12 @@ TEST(GemmFp8, Random) {
   }
   std::printf(
       "[fp8-fuzz] %llu problems (%d tensorwise, %d rowwise, %d blockwise; %d split-K, %d "
-      "stream-K; %d on the 128 x 256 tile, %d on the 64 x 128 one; %d random-valued), %d "
-      "failures, worst |error|/bound of the random-valued %.3g (seed %llu)\n",
+      "stream-K; %d on the 128 x 256 tile, %d on the 64 x 128 one, %d on the 128 x 192 one, %d "
+      "on the 64 x 192 one; %d random-valued), %d failures, worst |error|/bound of the "
+      "random-valued %.3g (seed %llu)\n",
       static_cast<unsigned long long>(counts[0] + counts[1] + counts[2]), counts[0], counts[1],
-      counts[2], split, stream, tiles[1], tiles[2], random_values, failures, worst,
-      static_cast<unsigned long long>(seed0));
+      counts[2], split, stream, tiles[1], tiles[2], tiles[3], tiles[4], random_values, failures,
+      worst, static_cast<unsigned long long>(seed0));
   EXPECT_EQ(failures, 0);
 }
 

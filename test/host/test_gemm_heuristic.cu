@@ -281,7 +281,9 @@ TEST(Fp8ScheduleHeuristic, MeasuredShapes) {
     return Fp8ScheduleHeuristic::select(m, n, k, kH200Sms, scaling);
   };
   constexpr auto kNarrow = tilepipe::Fp8Tile::k128x128, kWide = tilepipe::Fp8Tile::k128x256,
-                 kDecode = tilepipe::Fp8Tile::k64x128;
+                 kDecode = tilepipe::Fp8Tile::k64x128, k192 = tilepipe::Fp8Tile::k128x192,
+                 kDecode192 = tilepipe::Fp8Tile::k64x192;
+  constexpr auto kRowwise = tilepipe::Fp8Scaling::kRowwise;
   // Decode: the 64-row tile, in the most slices whose clusters fit (2: 66, 3: 39, 4: 29).
   EXPECT_EQ(select(64, 2112, 7168), (GemmFp8Schedule{4, 0, kDecode}));    // 17 tiles
   EXPECT_EQ(select(64, 4096, 7168), (GemmFp8Schedule{3, 0, kDecode}));    // 32 tiles
@@ -292,8 +294,11 @@ TEST(Fp8ScheduleHeuristic, MeasuredShapes) {
   EXPECT_EQ(select(128, 7168, 16384), (GemmFp8Schedule{1, 0, kDecode}));  // 112: not stream-K
   EXPECT_EQ(select(256, 7168, 16384), (GemmFp8Schedule{1, 0, kDecode}));  // 224 tiles
   EXPECT_EQ(select(64, 7168, 2048), (GemmFp8Schedule{1, 0, kDecode}));    // 16 k-tiles
-  EXPECT_EQ(select(64, 24576, 1536), (GemmFp8Schedule{1, 0, kDecode}));
-  EXPECT_EQ(select(64, 32768, 512), (GemmFp8Schedule{1, 0, kDecode}));
+  // 192 tiles of 128 columns take two waves where 128 tiles of 192 take one.
+  EXPECT_EQ(select(64, 24576, 1536), (GemmFp8Schedule{1, 0, kDecode192}));
+  EXPECT_EQ(select(64, 24576, 1536, kRowwise), (GemmFp8Schedule{1, 0, kDecode192}));
+  EXPECT_EQ(select(64, 32768, 512), (GemmFp8Schedule{1, 0, kDecode}));  // 256: two full waves
+  EXPECT_EQ(select(64, 7168, 2048), (GemmFp8Schedule{1, 0, kDecode}));  // 56: one wave either way
   // Block-wise: the 64-row tile only where it is split (its one consumer folds alone), or where
   // the 128 x 128 tiles would leave SMs idle with K too short to split (56 tiles of 16 k-tiles).
   constexpr auto kBlockwise = tilepipe::Fp8Scaling::kBlockwise;
@@ -311,8 +316,11 @@ TEST(Fp8ScheduleHeuristic, MeasuredShapes) {
   EXPECT_EQ(select(128, 24576, 1536, kBlockwise), (GemmFp8Schedule{1, 0, kWide}));  // 192 tiles
   EXPECT_EQ(select(4096, 7168, 16384, kBlockwise), (GemmFp8Schedule{1, 0, kWide}));
   // Short K from 96 rows, and from 384 rows any K: the 128-row tiles.
-  EXPECT_EQ(select(128, 24576, 1536), (GemmFp8Schedule{1, 0, kWide}));  // 96 wide tiles
-  EXPECT_EQ(select(128, 32768, 512), (GemmFp8Schedule{1, 0, kWide}));
+  // Up to 128 rows (tensorwise and row-wise) the 128 x 192 tile where one wave of it does what
+  // 96 wide tiles (0.73 of the SMs) or 192 narrow ones (two waves) would.
+  EXPECT_EQ(select(128, 24576, 1536), (GemmFp8Schedule{1, 0, k192}));
+  EXPECT_EQ(select(100, 24576, 1536, kRowwise), (GemmFp8Schedule{1, 0, k192}));
+  EXPECT_EQ(select(128, 32768, 512), (GemmFp8Schedule{1, 0, kWide}));  // 128 wide tiles
   EXPECT_EQ(select(192, 24576, 1536), (GemmFp8Schedule{1, 0, kNarrow}));
   EXPECT_EQ(select(384, 4096, 7168), (GemmFp8Schedule{1, 0, kNarrow}));
   EXPECT_EQ(select(384, 7168, 16384), (GemmFp8Schedule{1, 132, kNarrow}));
@@ -330,13 +338,25 @@ TEST(Fp8ScheduleHeuristic, SlicesLongAndWithinAWave) {
   for (auto scaling : {tilepipe::Fp8Scaling::kTensorwise, tilepipe::Fp8Scaling::kBlockwise})
     for (int sms : {1, 78, 114, 132})
       for (std::int64_t m : {1, 64, 65, 129, 256, 257, 1000, 4096})
-        for (std::int64_t n : {1, 128, 2112, 7168})
-          for (std::int64_t k : {16, 1536, 2048, 4096, 7168, 16384}) {
+        for (std::int64_t n : {1, 128, 2112, 7168, 24576})
+          for (std::int64_t k : {16, 512, 1536, 2048, 4096, 7168, 16384}) {
             const tilepipe::GemmFp8Schedule s = H::select(m, n, k, sms, scaling);
-            const bool decode = s.tile == tilepipe::Fp8Tile::k64x128;
+            const bool decode =
+                s.tile == tilepipe::Fp8Tile::k64x128 || s.tile == tilepipe::Fp8Tile::k64x192;
+            const bool wide192 =
+                s.tile == tilepipe::Fp8Tile::k128x192 || s.tile == tilepipe::Fp8Tile::k64x192;
             const std::int64_t tile_m = decode ? H::kDecodeTileM : H::kTileM;
-            const std::int64_t tile_n =
-                s.tile == tilepipe::Fp8Tile::k128x256 ? H::kWideTileN : H::kTileN;
+            const std::int64_t tile_n = s.tile == tilepipe::Fp8Tile::k128x256 ? H::kWideTileN
+                                        : wide192                             ? H::kTile192N
+                                                                              : H::kTileN;
+            // The 192-wide tiles: whole tiles, at most 128 rows (64 on the decode one), never
+            // block-wise (they straddle B's scale blocks).
+            if (wide192) {
+              ASSERT_NE(scaling, tilepipe::Fp8Scaling::kBlockwise) << m << "x" << n << "x" << k;
+              ASSERT_LE(m, decode ? H::kDecodeTileM : H::kTileM) << m << "x" << n << "x" << k;
+              ASSERT_EQ(s.split_k, 1);
+              ASSERT_EQ(s.stream_k, 0);
+            }
             const std::int64_t tiles = (m + tile_m - 1) / tile_m * ((n + tile_n - 1) / tile_n);
             // The decode tile exactly where the rule says (block-wise: where split, or where the
             // 128 x 128 tiles fill under 80% of the SMs and cannot be split in two).

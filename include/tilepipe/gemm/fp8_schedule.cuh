@@ -24,7 +24,9 @@
 //! folds alone, and unsplit on long K it ran 0.78-0.96 x: 128 and 64 x 7168 x 16384, 128 x 4096 x
 //! 7168; split 1.06-1.34 x), or where the 128 x 128 tiles would leave a fifth of the SMs idle with
 //! K too short to split (64 and 128 x 7168 x 2048: 56 tiles against 112; 1.22-1.23 x,
-//! performance log 55).
+//! performance log 55). Tensorwise and row-wise, unsplit at M <= 64, it runs 64 x 192
+//! tiles instead where their waves hold fewer columns (`waves_192_faster`): N = 24576 on 132
+//! SMs, 128 tiles in one wave against 192 in two, 1.13 x as fast (performance log 58).
 //!
 //! **Otherwise**, with S the SM count, T = ceil(M / 128) * ceil(N / TileN) tiles and KT = ceil(K
 //! / 128) k-tiles, for each of the 128-row tiles (TileN 128, Fp8TileConfig; 256,
@@ -44,7 +46,10 @@
 //! partial tiles' traffic grows). Measured on the H200 (performance log 50) this picks the faster
 //! tile of the two on every shape of M 4096 and on M = 128 with short K, e.g. wide 4096 x 7168 x
 //! 2048 (1.06-1.12 x) and 128 x 24576 x 1536, narrow 4096 x 2112 x 7168 (wide 0.89-0.95 x: N's
-//! last wide tile is mostly empty).
+//! last wide tile is mostly empty). At M <= 128, tensorwise and row-wise, the 128 x 192 tile
+//! (Fp8Tile192Config) is a third candidate, taken unsplit where its estimate (a k-tile counting
+//! 1.5 narrow ones) is the least: 128 x 24576 x 1536, one wave of 128 tiles, ran 1.22 x as fast
+//! as the wide tile's 96 (performance log 58).
 
 #include <cstdint>
 
@@ -62,6 +67,8 @@ enum class Fp8Tile {
   k128x128,  //!< Fp8TileConfig
   k128x256,  //!< Fp8WideTileConfig
   k64x128,   //!< Fp8DecodeTileConfig
+  k128x192,  //!< Fp8Tile192Config (tensorwise and row-wise)
+  k64x192,   //!< Fp8DecodeTile192Config (tensorwise and row-wise)
 };
 
 //! GemmFp8Arguments' `split_k` and `stream_k` for one problem, and the tile to run it with.
@@ -77,6 +84,8 @@ struct GemmFp8Schedule {
 //! The rule above (`select`), per scale mode.
 struct Fp8ScheduleHeuristic {
   static constexpr int kTileM = 128, kTileN = 128, kWideTileN = 256, kTileK = 128;
+  //! The 192-wide tiles: for M up to kTileM (128 rows) or kDecodeTileM (64), not block-wise.
+  static constexpr int kTile192N = 192;
   static constexpr int kDecodeTileM = 64;
   //! The decode tile for every M up to kDecodeMaxM with K of at least kDecodeMinKTiles k-tiles,
   //! and for M up to kDecodeTileM whatever K.
@@ -100,17 +109,40 @@ struct Fp8ScheduleHeuristic {
     const std::int64_t sms = sm_count > 0 ? sm_count : 1;
     if (m <= 0 || n <= 0 || k <= 0) return {};
     const std::int64_t k_tiles = (k + kTileK - 1) / kTileK;
+    const bool blockwise = scaling == Fp8Scaling::kBlockwise;
     if (m <= kDecodeTileM || (m <= kDecodeMaxM && k_tiles >= kDecodeMinKTiles)) {
-      const GemmFp8Schedule decode = select_decode(m, n, k_tiles, sms);
-      if (scaling != Fp8Scaling::kBlockwise || decode.split_k > 1 ||
-          unsplit_and_underfilled(m, n, k_tiles, sms))
+      GemmFp8Schedule decode = select_decode(m, n, k_tiles, sms);
+      if (!blockwise && m <= kDecodeTileM && decode.split_k == 1 &&
+          waves_192_faster(m, n, sms, kDecodeTileM, kTileN))
+        decode.tile = Fp8Tile::k64x192;
+      if (!blockwise || decode.split_k > 1 || unsplit_and_underfilled(m, n, k_tiles, sms))
         return decode;
     }
     const GemmFp8Schedule narrow = select_for(m, n, k, sms, kTileN);
     GemmFp8Schedule wide = select_for(m, n, k, sms, kWideTileN);
     wide.tile = Fp8Tile::k128x256;
     const bool faster = kWideSpeed * time(m, n, k, sms, wide) < time(m, n, k, sms, narrow);
-    return faster && wide.split_k <= narrow.split_k ? wide : narrow;
+    const GemmFp8Schedule best = faster && wide.split_k <= narrow.split_k ? wide : narrow;
+    if (!blockwise && m <= kTileM) {
+      GemmFp8Schedule t192 = select_for(m, n, k, sms, kTile192N);
+      t192.tile = Fp8Tile::k128x192;
+      const double best_time =
+          (best.tile == Fp8Tile::k128x256 ? kWideSpeed : 1.0) * time(m, n, k, sms, best);
+      if (t192.split_k == 1 && t192.stream_k == 0 && time(m, n, k, sms, t192) < best_time)
+        return t192;
+    }
+    return best;
+  }
+
+  //! Whether whole tiles `tile_m` x 192 take fewer waves' worth of columns than `tile_m` x
+  //! `tile_n` ones: where N / 192 tiles fill a wave that N / 128 would overrun (N = 24576 on 132
+  //! SMs: 128 tiles against 192), measured 1.13 x (M = 64) as fast on the H200.
+  static constexpr bool waves_192_faster(std::int64_t m, std::int64_t n, std::int64_t sms,
+                                         int tile_m, int tile_n) {
+    const std::int64_t rows = (m + tile_m - 1) / tile_m;
+    const std::int64_t waves = (rows * ((n + tile_n - 1) / tile_n) + sms - 1) / sms;
+    const std::int64_t waves_192 = (rows * ((n + kTile192N - 1) / kTile192N) + sms - 1) / sms;
+    return waves_192 * kTile192N < waves * tile_n;
   }
 
   //! The decode tile's schedule: the most K slices, up to kMaxSplitK of at least
@@ -170,10 +202,12 @@ struct Fp8ScheduleHeuristic {
   //! kWideSpeed).
   static constexpr double time(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t sms,
                                const GemmFp8Schedule& s) {
-    const int tile_n = s.tile == Fp8Tile::k128x256 ? kWideTileN : kTileN;
+    const int tile_n = s.tile == Fp8Tile::k128x256   ? kWideTileN
+                       : s.tile == Fp8Tile::k128x192 ? kTile192N
+                                                     : kTileN;
     const std::int64_t tiles = (m + kTileM - 1) / kTileM * ((n + tile_n - 1) / tile_n);
     const double per_tile =
-        static_cast<double>((k + kTileK - 1) / kTileK) * (tile_n / kTileN);  // narrow k-tiles
+        static_cast<double>((k + kTileK - 1) / kTileK) * tile_n / kTileN;  // narrow k-tiles
     if (s.stream_k > 0) return static_cast<double>(tiles) * per_tile / static_cast<double>(sms);
     const std::int64_t units = tiles * s.split_k;
     return static_cast<double>((units + sms - 1) / sms) * per_tile / s.split_k;
