@@ -57,10 +57,12 @@ template <class AB, class D, tilepipe::Fp8Scaling Scaling, class F>
 auto with_fp8_tile(const ScaledMmProblem& p, F&& f) {
   tilepipe::Fp8Tile tile{};
   const auto args = fp8_arguments<AB, D, Scaling>(p, tile);
-  // The 192-wide tiles: tensorwise and row-wise only (the heuristic never picks them block-wise).
+  // The 192-wide and 64 x 64 tiles: tensorwise and row-wise only (the heuristic never picks them
+  // block-wise).
   if constexpr (Scaling != tilepipe::Fp8Scaling::kBlockwise) {
     if (tile == tilepipe::Fp8Tile::k128x192) return f(args, tilepipe::Fp8Tile192Config{});
     if (tile == tilepipe::Fp8Tile::k64x192) return f(args, tilepipe::Fp8DecodeTile192Config{});
+    if (tile == tilepipe::Fp8Tile::k64x64) return f(args, tilepipe::Fp8DecodeTile64Config{});
   }
   switch (tile) {
     case tilepipe::Fp8Tile::k128x256: return f(args, tilepipe::Fp8WideTileConfig{});

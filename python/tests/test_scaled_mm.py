@@ -133,6 +133,14 @@ def test_exact_192_wide_tiles(mode, m):
     run_and_check(m, 24576, 1536, mode, E4M3, torch.bfloat16, exact=True)
 
 
+# And these on the 64 x 64 tile in 3 and 2 K slices (tensorwise and row-wise; block-wise on the
+# 64 x 128 one).
+@pytest.mark.parametrize("m", [64, 128])
+@pytest.mark.parametrize("mode", MODES)
+def test_exact_64_by_64_tile(mode, m):
+    run_and_check(m, 2112, 7168, mode, E4M3, torch.bfloat16, exact=True)
+
+
 # One tile; odd M and N with K a multiple of 16 but not of 128 (a partial last scale block); a
 # single row; decode shapes on the 64-row tile, split along K (in 2); a ragged wave with long K
 # (stream-K); two waves of 128 x 128 tiles, one of 128 x 256 (the wide tile); the 192-wide tiles

@@ -33,6 +33,7 @@ using tilepipe::Fp8Scaling;
 using tptest::DeviceBuffer;
 
 using tilepipe::Fp8DecodeTile192Config;
+using tilepipe::Fp8DecodeTile64Config;
 using tilepipe::Fp8DecodeTileConfig;
 using tilepipe::Fp8Tile192Config;
 using tilepipe::Fp8WideTileConfig;
@@ -340,6 +341,14 @@ TEST(GemmFp8, Tiles192Exact) {
   run_shapes<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kTensorwise, Fp8DecodeTile192Config>(true);
   run_shapes<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kRowwise, Fp8DecodeTile192Config>(true);
 }
+// The 64 x 64 tile (Fp8DecodeTile64Config): one consumer warpgroup, half the 64 x 128 tile's
+// columns (block-wise: two tiles per block of B's scales).
+TEST(GemmFp8, DecodeTile64Exact) {
+  TP_REQUIRE_HOPPER_TIER(fp8_available());
+  run_shapes<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kTensorwise, Fp8DecodeTile64Config>(true);
+  run_shapes<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kRowwise, Fp8DecodeTile64Config>(true);
+  run_shapes<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kBlockwise, Fp8DecodeTile64Config>(true);
+}
 TEST(GemmFp8, RandomValuesWithinBound) {
   TP_REQUIRE_HOPPER_TIER(fp8_available());
   run_shapes<__nv_fp8_e4m3, float, Fp8Scaling::kBlockwise>(false);
@@ -349,6 +358,7 @@ TEST(GemmFp8, RandomValuesWithinBound) {
   run_shapes<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kTensorwise, Fp8DecodeTileConfig>(false);
   run_shapes<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kRowwise, Fp8Tile192Config>(false);
   run_shapes<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kTensorwise, Fp8DecodeTile192Config>(false);
+  run_shapes<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kTensorwise, Fp8DecodeTile64Config>(false);
 }
 
 // Split-K and stream-K pieces meet in f32 after the fold: the scales are applied once.
@@ -624,8 +634,8 @@ TEST(GemmFp8, Random) {
     }
   };
   int failures = 0, counts[3] = {0, 0, 0}, split = 0, stream = 0, random_values = 0;
-  // Problems on the 128 x 128, 128 x 256, 64 x 128, 128 x 192 and 64 x 192 tiles.
-  int tiles[5] = {0, 0, 0, 0, 0};
+  // Problems on the 128 x 128, 128 x 256, 64 x 128, 128 x 192, 64 x 192 and 64 x 64 tiles.
+  int tiles[6] = {0, 0, 0, 0, 0, 0};
   double worst = 0.0;
   for (std::uint64_t i = 0; i < count && failures < 5; ++i) {
     Problem p{dim(max_dim), dim(max_dim), 16 * (1 + pick(160))};
@@ -637,11 +647,11 @@ TEST(GemmFp8, Random) {
     random_values += !p.exact;
     int mode = pick(3);
     const int kind = pick(5);
-    // e4m3 -> bf16 runs on each of the five tiles (the 192-wide ones tensorwise and row-wise);
+    // e4m3 -> bf16 runs on each of the six tiles (the 192-wide ones tensorwise and row-wise);
     // e5m2 -> bf16 tensorwise and e4m3 -> f32 block-wise (fewer kernels) on the 128 x 128 one.
-    const int tile = kind < 2 ? 0 : pick(5);
+    const int tile = kind < 2 ? 0 : pick(6);
     if (kind < 2) mode = kind == 0 ? 0 : 2;
-    if (tile >= 3 && mode == 2) mode = pick(2);
+    if ((tile == 3 || tile == 4) && mode == 2) mode = pick(2);
     ++tiles[tile];
     ++counts[mode];
     const auto seed = static_cast<std::uint32_t>(rng());
@@ -661,6 +671,8 @@ TEST(GemmFp8, Random) {
       TP_FP8_RUN(__nv_fp8_e4m3, __nv_bfloat16, Fp8WideTileConfig);
     } else if (tile == 2) {
       TP_FP8_RUN(__nv_fp8_e4m3, __nv_bfloat16, Fp8DecodeTileConfig);
+    } else if (tile == 5) {
+      TP_FP8_RUN(__nv_fp8_e4m3, __nv_bfloat16, Fp8DecodeTile64Config);
     } else if (tile >= 3) {
       const bool rows64 = tile == 4;
       if (mode == 0)
@@ -684,11 +696,11 @@ TEST(GemmFp8, Random) {
   std::printf(
       "[fp8-fuzz] %llu problems (%d tensorwise, %d rowwise, %d blockwise; %d split-K, %d "
       "stream-K; %d on the 128 x 256 tile, %d on the 64 x 128 one, %d on the 128 x 192 one, %d "
-      "on the 64 x 192 one; %d random-valued), %d failures, worst |error|/bound of the "
-      "random-valued %.3g (seed %llu)\n",
+      "on the 64 x 192 one, %d on the 64 x 64 one; %d random-valued), %d failures, worst "
+      "|error|/bound of the random-valued %.3g (seed %llu)\n",
       static_cast<unsigned long long>(counts[0] + counts[1] + counts[2]), counts[0], counts[1],
-      counts[2], split, stream, tiles[1], tiles[2], tiles[3], tiles[4], random_values, failures,
-      worst, static_cast<unsigned long long>(seed0));
+      counts[2], split, stream, tiles[1], tiles[2], tiles[3], tiles[4], tiles[5], random_values,
+      failures, worst, static_cast<unsigned long long>(seed0));
   EXPECT_EQ(failures, 0);
 }
 

@@ -282,23 +282,27 @@ TEST(Fp8ScheduleHeuristic, MeasuredShapes) {
   };
   constexpr auto kNarrow = tilepipe::Fp8Tile::k128x128, kWide = tilepipe::Fp8Tile::k128x256,
                  kDecode = tilepipe::Fp8Tile::k64x128, k192 = tilepipe::Fp8Tile::k128x192,
-                 kDecode192 = tilepipe::Fp8Tile::k64x192;
+                 kDecode192 = tilepipe::Fp8Tile::k64x192, kDecode64 = tilepipe::Fp8Tile::k64x64;
   constexpr auto kRowwise = tilepipe::Fp8Scaling::kRowwise;
-  // Decode: the 64-row tile, in the most slices whose clusters fit (2: 66, 3: 39, 4: 29).
-  EXPECT_EQ(select(64, 2112, 7168), (GemmFp8Schedule{4, 0, kDecode}));    // 17 tiles
-  EXPECT_EQ(select(64, 4096, 7168), (GemmFp8Schedule{3, 0, kDecode}));    // 32 tiles
-  EXPECT_EQ(select(128, 2112, 7168), (GemmFp8Schedule{3, 0, kDecode}));   // 34 tiles
-  EXPECT_EQ(select(128, 4096, 7168), (GemmFp8Schedule{2, 0, kDecode}));   // 64 tiles
-  EXPECT_EQ(select(64, 7168, 16384), (GemmFp8Schedule{2, 0, kDecode}));   // 56 tiles
-  EXPECT_EQ(select(64, 1024, 7168), (GemmFp8Schedule{4, 0, kDecode}));    // 14 k-tiles a slice
+  // Decode, tensorwise and row-wise, up to 128 rows: 64 x 64 tiles where they fit one wave, in the
+  // most slices whose clusters fit (2: 66, 3: 39, 4: 29).
+  EXPECT_EQ(select(64, 2112, 7168), (GemmFp8Schedule{3, 0, kDecode64}));   // 33 tiles
+  EXPECT_EQ(select(64, 4096, 7168), (GemmFp8Schedule{2, 0, kDecode64}));   // 64 tiles
+  EXPECT_EQ(select(128, 2112, 7168), (GemmFp8Schedule{2, 0, kDecode64}));  // 66 tiles
+  EXPECT_EQ(select(128, 4096, 7168), (GemmFp8Schedule{1, 0, kDecode64}));  // 128 tiles
+  EXPECT_EQ(select(64, 7168, 16384), (GemmFp8Schedule{1, 0, kDecode64}));  // 112 tiles
+  EXPECT_EQ(select(64, 1024, 7168), (GemmFp8Schedule{4, 0, kDecode64}));   // 14 k-tiles a slice
+  EXPECT_EQ(select(64, 7168, 2048), (GemmFp8Schedule{1, 0, kDecode64}));   // 16 k-tiles
+  EXPECT_EQ(select(64, 4096, 7168, kRowwise), (GemmFp8Schedule{2, 0, kDecode64}));
+  // More 64 x 64 tiles than SMs: the 64 x 128 tile, by the same rule.
   EXPECT_EQ(select(128, 7168, 16384), (GemmFp8Schedule{1, 0, kDecode}));  // 112: not stream-K
   EXPECT_EQ(select(256, 7168, 16384), (GemmFp8Schedule{1, 0, kDecode}));  // 224 tiles
-  EXPECT_EQ(select(64, 7168, 2048), (GemmFp8Schedule{1, 0, kDecode}));    // 16 k-tiles
+  EXPECT_EQ(select(128, 7168, 2048), (GemmFp8Schedule{1, 0, kDecode}));
+  EXPECT_EQ(select(192, 2112, 7168), (GemmFp8Schedule{2, 0, kDecode}));  // 64 x 64 up to 128 rows
   // 192 tiles of 128 columns take two waves where 128 tiles of 192 take one.
   EXPECT_EQ(select(64, 24576, 1536), (GemmFp8Schedule{1, 0, kDecode192}));
   EXPECT_EQ(select(64, 24576, 1536, kRowwise), (GemmFp8Schedule{1, 0, kDecode192}));
   EXPECT_EQ(select(64, 32768, 512), (GemmFp8Schedule{1, 0, kDecode}));  // 256: two full waves
-  EXPECT_EQ(select(64, 7168, 2048), (GemmFp8Schedule{1, 0, kDecode}));  // 56: one wave either way
   // Block-wise: the 64-row tile only where it is split (its one consumer folds alone), or where
   // the 128 x 128 tiles would leave SMs idle with K too short to split (56 tiles of 16 k-tiles).
   constexpr auto kBlockwise = tilepipe::Fp8Scaling::kBlockwise;
@@ -341,14 +345,23 @@ TEST(Fp8ScheduleHeuristic, SlicesLongAndWithinAWave) {
         for (std::int64_t n : {1, 128, 2112, 7168, 24576})
           for (std::int64_t k : {16, 512, 1536, 2048, 4096, 7168, 16384}) {
             const tilepipe::GemmFp8Schedule s = H::select(m, n, k, sms, scaling);
-            const bool decode =
-                s.tile == tilepipe::Fp8Tile::k64x128 || s.tile == tilepipe::Fp8Tile::k64x192;
+            const bool decode = s.tile == tilepipe::Fp8Tile::k64x128 ||
+                                s.tile == tilepipe::Fp8Tile::k64x192 ||
+                                s.tile == tilepipe::Fp8Tile::k64x64;
+            const bool square64 = s.tile == tilepipe::Fp8Tile::k64x64;
             const bool wide192 =
                 s.tile == tilepipe::Fp8Tile::k128x192 || s.tile == tilepipe::Fp8Tile::k64x192;
             const std::int64_t tile_m = decode ? H::kDecodeTileM : H::kTileM;
             const std::int64_t tile_n = s.tile == tilepipe::Fp8Tile::k128x256 ? H::kWideTileN
                                         : wide192                             ? H::kTile192N
+                                        : square64                            ? 64
                                                                               : H::kTileN;
+            // The 64 x 64 tile: up to 128 rows, never block-wise, its tiles within one wave.
+            if (square64) {
+              ASSERT_NE(scaling, tilepipe::Fp8Scaling::kBlockwise) << m << "x" << n << "x" << k;
+              ASSERT_LE(m, H::kTileM) << m << "x" << n << "x" << k;
+              ASSERT_LE((m + 63) / 64 * ((n + 63) / 64), sms) << m << "x" << n << "x" << k;
+            }
             // The 192-wide tiles: whole tiles, at most 128 rows (64 on the decode one), never
             // block-wise (they straddle B's scale blocks).
             if (wide192) {

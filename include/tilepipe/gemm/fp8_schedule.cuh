@@ -24,9 +24,12 @@
 //! folds alone, and unsplit on long K it ran 0.78-0.96 x: 128 and 64 x 7168 x 16384, 128 x 4096 x
 //! 7168; split 1.06-1.34 x), or where the 128 x 128 tiles would leave a fifth of the SMs idle with
 //! K too short to split (64 and 128 x 7168 x 2048: 56 tiles against 112; 1.22-1.23 x,
-//! performance log 55). Tensorwise and row-wise, unsplit at M <= 64, it runs 64 x 192
-//! tiles instead where their waves hold fewer columns (`waves_192_faster`): N = 24576 on 132
-//! SMs, 128 tiles in one wave against 192 in two, 1.13 x as fast (performance log 58).
+//! performance log 55). Tensorwise and row-wise it runs 64 x 64 tiles instead (M <= 128) where
+//! they fit one wave, split by the same rule: on the H200 1.12-1.19 x on 64 and 128 x 2112 x 7168,
+//! 64 x 4096 x 7168 and 64 x 7168 x 2048, 1.05 x on 128 x 4096 x 7168 and 64 x 7168 x 16384; with
+//! more tiles than SMs (M = 128, N = 7168) it lost (performance log 58). And unsplit at M <= 64
+//! it runs 64 x 192 tiles where their waves hold fewer columns (`waves_192_faster`): N = 24576 on
+//! 132 SMs, 128 tiles in one wave against 192 in two, 1.13 x as fast (performance log 58).
 //!
 //! **Otherwise**, with S the SM count, T = ceil(M / 128) * ceil(N / TileN) tiles and KT = ceil(K
 //! / 128) k-tiles, for each of the 128-row tiles (TileN 128, Fp8TileConfig; 256,
@@ -69,6 +72,7 @@ enum class Fp8Tile {
   k64x128,   //!< Fp8DecodeTileConfig
   k128x192,  //!< Fp8Tile192Config (tensorwise and row-wise)
   k64x192,   //!< Fp8DecodeTile192Config (tensorwise and row-wise)
+  k64x64,    //!< Fp8DecodeTile64Config (tensorwise and row-wise)
 };
 
 //! GemmFp8Arguments' `split_k` and `stream_k` for one problem, and the tile to run it with.
@@ -111,6 +115,9 @@ struct Fp8ScheduleHeuristic {
     const std::int64_t k_tiles = (k + kTileK - 1) / kTileK;
     const bool blockwise = scaling == Fp8Scaling::kBlockwise;
     if (m <= kDecodeTileM || (m <= kDecodeMaxM && k_tiles >= kDecodeMinKTiles)) {
+      const std::int64_t tiles_64 = (m + kDecodeTileM - 1) / kDecodeTileM * ((n + 63) / 64);
+      if (!blockwise && m <= kTileM && tiles_64 <= sms)
+        return select_decode(m, n, k_tiles, sms, 64, Fp8Tile::k64x64);
       GemmFp8Schedule decode = select_decode(m, n, k_tiles, sms);
       if (!blockwise && m <= kDecodeTileM && decode.split_k == 1 &&
           waves_192_faster(m, n, sms, kDecodeTileM, kTileN))
@@ -145,15 +152,17 @@ struct Fp8ScheduleHeuristic {
     return waves_192 * kTile192N < waves * tile_n;
   }
 
-  //! The decode tile's schedule: the most K slices, up to kMaxSplitK of at least
+  //! A 64-row tile's schedule (`tile_n` wide): the most K slices, up to kMaxSplitK of at least
   //! kMinKTilesPerSlice k-tiles each, whose clusters of one block per slice all fit at once.
   static constexpr GemmFp8Schedule select_decode(std::int64_t m, std::int64_t n,
-                                                 std::int64_t k_tiles, std::int64_t sms) {
-    const std::int64_t tiles = (m + kDecodeTileM - 1) / kDecodeTileM * ((n + kTileN - 1) / kTileN);
+                                                 std::int64_t k_tiles, std::int64_t sms,
+                                                 int tile_n = kTileN,
+                                                 Fp8Tile tile = Fp8Tile::k64x128) {
+    const std::int64_t tiles = (m + kDecodeTileM - 1) / kDecodeTileM * ((n + tile_n - 1) / tile_n);
     int split = 1;
     for (int s = 2; s <= kMaxSplitK; ++s)
       if (k_tiles / s >= kMinKTilesPerSlice && tiles <= cluster_slots(s, sms)) split = s;
-    return {split, 0, Fp8Tile::k64x128};
+    return {split, 0, tile};
   }
 
   //! Whether the narrow tile's tiles would fill less than kMinWaveFraction of the SMs with K too

@@ -52,13 +52,14 @@
 namespace tilepipe {
 
 //! GemmFp8Sm90's tiles: 128 x 128 x 128 with 6 stages (the default), 128 x 256 x 128 with 4,
-//! 64 x 128 x 128 with 8 for decode-sized M, and 192 wide for M <= 128 with 4 (128 rows) and 6
-//! (64 rows) stages, tensorwise and row-wise (Config below says when each is faster).
+//! 64 x 128 x 128 with 8 for decode-sized M, and for M <= 128 192 wide with 4 (128 rows) and 6
+//! (64 rows) stages and 64 x 64 with 12 (Config below says when each is faster).
 using Fp8TileConfig = HopperTileConfig<128, 128, 6, 1>;
 using Fp8WideTileConfig = HopperTileConfig<128, 256, 4, 1>;
 using Fp8DecodeTileConfig = HopperTileConfig<64, 128, 8, 1>;
 using Fp8Tile192Config = HopperTileConfig<128, 192, 4, 1>;
 using Fp8DecodeTile192Config = HopperTileConfig<64, 192, 6, 1>;
+using Fp8DecodeTile64Config = HopperTileConfig<64, 64, 12, 1>;
 
 //! The arguments of an FP8 GEMM (GemmFp8Sm90). One problem; no batches.
 template <class ElementAB, class ElementD, class OutputOp = Identity>
@@ -104,6 +105,9 @@ struct GemmFp8Arguments {
 //!                    and row-wise only (a 192-wide tile straddles B's 128-wide scale blocks):
 //!                    where N / 192 tiles fill one wave and N / 128 or N / 256 leave a partial
 //!                    one (M <= 128, N = 24576 on 132 SMs), 1.13-1.22 x as fast on the H200.
+//!                    Or Fp8DecodeTile64Config (64 x 64, 12 stages, one consumer warpgroup):
+//!                    twice the 64 x 128 tile's tiles, so fewer K slices where those are few
+//!                    (1.12-1.19 x on the decode shapes whose tiles then fit one wave).
 //!                    Fp8ScheduleHeuristic picks one per shape (fp8_schedule.cuh)
 template <class ElementAB, class ElementD, Fp8Scaling Scaling, class OutputOp = Identity,
           class Config = Fp8TileConfig>
