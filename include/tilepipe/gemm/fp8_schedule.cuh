@@ -25,11 +25,11 @@
 //! 7168; split 1.06-1.34 x), or where the 128 x 128 tiles would leave a fifth of the SMs idle with
 //! K too short to split (64 and 128 x 7168 x 2048: 56 tiles against 112; 1.22-1.23 x,
 //! performance log 55). Tensorwise and row-wise it runs 64 x 64 tiles instead (M <= 128) where
-//! they fit one wave, split by the same rule: on the H200 1.12-1.19 x on 64 and 128 x 2112 x 7168,
-//! 64 x 4096 x 7168 and 64 x 7168 x 2048, 1.05 x on 128 x 4096 x 7168 and 64 x 7168 x 16384; with
-//! more tiles than SMs (M = 128, N = 7168) it lost (performance log 58). And unsplit at M <= 64
-//! it runs 64 x 192 tiles where their waves hold fewer columns (`waves_192_faster`): N = 24576 on
-//! 132 SMs, 128 tiles in one wave against 192 in two, 1.13 x as fast (performance log 58).
+//! they fit one wave, split by the same rule: on the H200 1.12-1.17 x on 64 and 128 x 2112 x 7168,
+//! 64 x 4096 x 7168 and 64 x 7168 x 2048, 1.02-1.06 x on 128 x 4096 x 7168 and 64 x 7168 x 16384;
+//! with more tiles than SMs (M = 128, N = 7168) it lost (performance log 58). And unsplit at M <=
+//! 64 it runs 64 x 192 tiles where their waves hold fewer columns (`waves_192_faster`): N = 24576
+//! on 132 SMs, 128 tiles in one wave against 192 in two, 1.13 x as fast (performance log 58).
 //!
 //! **Otherwise**, with S the SM count, T = ceil(M / 128) * ceil(N / TileN) tiles and KT = ceil(K
 //! / 128) k-tiles, for each of the 128-row tiles (TileN 128, Fp8TileConfig; 256,

@@ -107,7 +107,7 @@ struct GemmFp8Arguments {
 //!                    one (M <= 128, N = 24576 on 132 SMs), 1.13-1.22 x as fast on the H200.
 //!                    Or Fp8DecodeTile64Config (64 x 64, 12 stages, one consumer warpgroup):
 //!                    twice the 64 x 128 tile's tiles, so fewer K slices where those are few
-//!                    (1.12-1.19 x on the decode shapes whose tiles then fit one wave).
+//!                    (1.02-1.17 x on the decode shapes whose tiles then fit one wave).
 //!                    Fp8ScheduleHeuristic picks one per shape (fp8_schedule.cuh)
 template <class ElementAB, class ElementD, Fp8Scaling Scaling, class OutputOp = Identity,
           class Config = Fp8TileConfig>
