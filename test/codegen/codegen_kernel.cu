@@ -137,6 +137,12 @@ using Fp8E5m2 =
 using Fp8Decode =
     tilepipe::GemmFp8Sm90<__nv_fp8_e4m3, __nv_bfloat16, tilepipe::Fp8Scaling::kTensorwise,
                           tilepipe::Identity, tilepipe::Fp8DecodeTileConfig>;
+using Fp8Tile192 =
+    tilepipe::GemmFp8Sm90<__nv_fp8_e4m3, __nv_bfloat16, tilepipe::Fp8Scaling::kTensorwise,
+                          tilepipe::Identity, tilepipe::Fp8Tile192Config>;
+using Fp8Decode64 =
+    tilepipe::GemmFp8Sm90<__nv_fp8_e4m3, __nv_bfloat16, tilepipe::Fp8Scaling::kTensorwise,
+                          tilepipe::Identity, tilepipe::Fp8DecodeTile64Config>;
 template __global__ void tilepipe::gemm_kernel_sm90<Fp8Blockwise::Kernel>(
     const __grid_constant__ Fp8Blockwise::Params);
 template __global__ void tilepipe::gemm_kernel_sm90<Fp8BlockwiseWide::Kernel>(
@@ -145,14 +151,8 @@ template __global__ void tilepipe::gemm_kernel_sm90<Fp8RowwiseWide::Kernel>(
     const __grid_constant__ Fp8RowwiseWide::Params);
 template __global__ void tilepipe::gemm_kernel_sm90<Fp8E5m2::Kernel>(
     const __grid_constant__ Fp8E5m2::Params);
-using Fp8Tile192 =
-    tilepipe::GemmFp8Sm90<__nv_fp8_e4m3, __nv_bfloat16, tilepipe::Fp8Scaling::kTensorwise,
-                          tilepipe::Identity, tilepipe::Fp8Tile192Config>;
 template __global__ void tilepipe::gemm_kernel_sm90<Fp8Decode::Kernel>(
     const __grid_constant__ Fp8Decode::Params);
-using Fp8Decode64 =
-    tilepipe::GemmFp8Sm90<__nv_fp8_e4m3, __nv_bfloat16, tilepipe::Fp8Scaling::kTensorwise,
-                          tilepipe::Identity, tilepipe::Fp8DecodeTile64Config>;
 template __global__ void tilepipe::gemm_kernel_sm90<Fp8Tile192::Kernel>(
     const __grid_constant__ Fp8Tile192::Params);
 template __global__ void tilepipe::gemm_kernel_sm90<Fp8Decode64::Kernel>(
