@@ -354,13 +354,14 @@ TEST(Fp8ScheduleHeuristic, SlicesLongAndWithinAWave) {
             const std::int64_t tile_m = decode ? H::kDecodeTileM : H::kTileM;
             const std::int64_t tile_n = s.tile == tilepipe::Fp8Tile::k128x256 ? H::kWideTileN
                                         : wide192                             ? H::kTile192N
-                                        : square64                            ? 64
+                                        : square64                            ? H::kDecode64TileN
                                                                               : H::kTileN;
             // The 64 x 64 tile: up to 128 rows, never block-wise, its tiles within one wave.
             if (square64) {
               ASSERT_NE(scaling, tilepipe::Fp8Scaling::kBlockwise) << m << "x" << n << "x" << k;
               ASSERT_LE(m, H::kTileM) << m << "x" << n << "x" << k;
-              ASSERT_LE((m + 63) / 64 * ((n + 63) / 64), sms) << m << "x" << n << "x" << k;
+              ASSERT_LE((m + 63) / 64 * ((n + H::kDecode64TileN - 1) / H::kDecode64TileN), sms)
+                  << m << "x" << n << "x" << k;
             }
             // The 192-wide tiles: whole tiles, at most 128 rows (64 on the decode one), never
             // block-wise (they straddle B's scale blocks).

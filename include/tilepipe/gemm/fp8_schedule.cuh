@@ -91,6 +91,8 @@ struct Fp8ScheduleHeuristic {
   //! The 192-wide tiles: for M up to kTileM (128 rows) or kDecodeTileM (64), not block-wise.
   static constexpr int kTile192N = 192;
   static constexpr int kDecodeTileM = 64;
+  //! The 64 x 64 tile's width: tensorwise and row-wise, up to kTileM rows.
+  static constexpr int kDecode64TileN = 64;
   //! The decode tile for every M up to kDecodeMaxM with K of at least kDecodeMinKTiles k-tiles,
   //! and for M up to kDecodeTileM whatever K.
   static constexpr std::int64_t kDecodeMaxM = 256, kDecodeMinKTiles = 16;
@@ -115,9 +117,10 @@ struct Fp8ScheduleHeuristic {
     const std::int64_t k_tiles = (k + kTileK - 1) / kTileK;
     const bool blockwise = scaling == Fp8Scaling::kBlockwise;
     if (m <= kDecodeTileM || (m <= kDecodeMaxM && k_tiles >= kDecodeMinKTiles)) {
-      const std::int64_t tiles_64 = (m + kDecodeTileM - 1) / kDecodeTileM * ((n + 63) / 64);
+      const std::int64_t tiles_64 =
+          (m + kDecodeTileM - 1) / kDecodeTileM * ((n + kDecode64TileN - 1) / kDecode64TileN);
       if (!blockwise && m <= kTileM && tiles_64 <= sms)
-        return select_decode(m, n, k_tiles, sms, 64, Fp8Tile::k64x64);
+        return select_decode(m, n, k_tiles, sms, kDecode64TileN, Fp8Tile::k64x64);
       GemmFp8Schedule decode = select_decode(m, n, k_tiles, sms);
       if (!blockwise && m <= kDecodeTileM && decode.split_k == 1 &&
           waves_192_faster(m, n, sms, kDecodeTileM, kTileN))
