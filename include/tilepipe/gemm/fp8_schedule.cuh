@@ -1,7 +1,7 @@
 #pragma once
 //! \file
 //! Fp8ScheduleHeuristic: how GemmFp8Sm90's persistent kernel should cut a problem (whole tiles,
-//! split-K or stream-K) and on which of its three tiles, a pure host function of the shape and the
+//! split-K or stream-K) and on which of its tiles, a pure host function of the shape and the
 //! SM count, so that callers that pick no schedule of their own (the PyTorch operator, the
 //! benchmark) get a good one, and so that it is tested without a GPU. A light header: no CUDA
 //! includes.
@@ -40,19 +40,28 @@
 //!    kMinKTilesPerSlice k-tiles, and it stays within kMaxSplitK.
 //! 2. **Stream-K** (S blocks) where the last wave of tiles would leave the SMs badly used (waves
 //!    less than kMinWaveEfficiency full on average) and K is long (kMinStreamKTiles): 4096 x 2112
-//!    x 7168 (544 tiles, 4.1 waves) ran 1.08 x faster; with K = 1536 stream-K lost a third.
+//!    x 7168 (544 tiles, 4.1 waves) ran 1.08 x faster than whole tiles (the 128 x 192 tile takes
+//!    that shape now, below); with K = 1536 stream-K lost a third.
 //! 3. Otherwise whole tiles.
 //!
-//! Then the tile: the wide one where its estimated time is less, the time being the waves of
-//! units times a unit's k-tiles (stream-K: all the k-tiles over S), a wide k-tile counting 2 x
-//! kWideSpeed narrow ones, and where it needs no more K slices than the narrow one (with more, the
-//! partial tiles' traffic grows). Measured on the H200 (performance log 50) this picks the faster
-//! tile of the two on every shape of M 4096 and on M = 128 with short K, e.g. wide 4096 x 7168 x
-//! 2048 (1.06-1.12 x) and 128 x 24576 x 1536, narrow 4096 x 2112 x 7168 (wide 0.89-0.95 x: N's
-//! last wide tile is mostly empty). At M <= 128, tensorwise and row-wise, the 128 x 192 tile
-//! (Fp8Tile192Config) is a third candidate, taken unsplit where its estimate (a k-tile counting
-//! 1.5 narrow ones) is the least: 128 x 24576 x 1536, one wave of 128 tiles, ran 1.22 x as fast
-//! as the wide tile's 96 (performance log 58).
+//! Then the tile: the one of least estimated time (`time`): waves of units times a unit's cost,
+//! which is a fixed cost per tile plus its k-tiles, each counting as many narrow k-tiles as the
+//! tile is wider than 128 times a per-tile factor (stream-K: all the tiles' cost over S, times
+//! a factor), with the constants per scale mode (`costs`). The wide tile only where it needs no
+//! more K slices than the narrow one (with more, the partial tiles' traffic grows); the 128 x 192
+//! tile (Fp8Tile192Config: tensorwise and row-wise) only as whole tiles. Block-wise keeps the
+//! constants of performance log 50 (no fixed cost, a wide k-tile 0.95 of two narrow ones), which
+//! pick the faster of the two tiles on every shape of M 4096 measured there. Tensorwise and
+//! row-wise, whose fold is an add since log 56, log 59 fitted them on the H200 at M = 4096 and
+//! 8192 (random normal data): a tile's fixed cost is 3 narrow k-tiles (the wide tile ran 1.25 x
+//! the narrow one at K = 512 with as many waves' worth of columns), a wide k-tile 1.06 x two
+//! narrow ones (narrow 1.035 x wide at 8192^3, 1.04 x at 4096 x 4096 x 7168), a 192-wide one
+//! 1.04 x one and a half (level with the narrow tile at 8192^3, where 42.7 columns of tiles waste
+//! a third of the last: the narrow one keeps it), stream-K 1.15 x its ideal (4096 x 2112 x 7168:
+//! 352 whole 128 x 192 tiles 1.06-1.07 x the narrow tile's stream-K). So long K at M >= 4096 runs
+//! the narrow tile, short K (4096 x 7168 x 2048, 4096 x 24576 x 1536, N = 32768 at K = 512) the
+//! wide one, and at M = 128 the 128 x 192 tile takes 128 x 24576 x 1536 (one wave of 128 tiles:
+//! 1.22 x the wide tile's 96, performance log 58).
 
 #include <cstdint>
 
@@ -105,9 +114,16 @@ struct Fp8ScheduleHeuristic {
   //! Stream-K where the waves are on average less full than this, and K has this many k-tiles.
   static constexpr double kMinWaveEfficiency = 0.9;
   static constexpr std::int64_t kMinStreamKTiles = 32;
-  //! The wide tile's time per multiply against the narrow one's (measured: 0.90-0.98 where both
-  //! fill the SMs alike).
-  static constexpr double kWideSpeed = 0.95;
+  //! The cost model of `time`, per scale mode (the rule above): a tile's fixed cost in narrow
+  //! k-tiles, a k-tile's cost against as many narrow ones for the wide and the 128 x 192 tile,
+  //! and stream-K's against its ideal.
+  struct Costs {
+    double fixed, wide, t192, stream_k;
+  };
+  static constexpr Costs costs(Fp8Scaling scaling) {
+    return scaling == Fp8Scaling::kBlockwise ? Costs{0.0, 0.95, 1.0, 1.0}
+                                             : Costs{3.0, 1.06, 1.04, 1.15};
+  }
 
   static constexpr GemmFp8Schedule select(std::int64_t m, std::int64_t n, std::int64_t k,
                                           int sm_count,
@@ -128,18 +144,15 @@ struct Fp8ScheduleHeuristic {
       if (!blockwise || decode.split_k > 1 || unsplit_and_underfilled(m, n, k_tiles, sms))
         return decode;
     }
+    const Costs c = costs(scaling);
     const GemmFp8Schedule narrow = select_for(m, n, k, sms, kTileN);
     GemmFp8Schedule wide = select_for(m, n, k, sms, kWideTileN);
     wide.tile = Fp8Tile::k128x256;
-    const bool faster = kWideSpeed * time(m, n, k, sms, wide) < time(m, n, k, sms, narrow);
+    const bool faster = time(m, n, k, sms, wide, c) < time(m, n, k, sms, narrow, c);
     const GemmFp8Schedule best = faster && wide.split_k <= narrow.split_k ? wide : narrow;
-    if (!blockwise && m <= kTileM) {
-      GemmFp8Schedule t192 = select_for(m, n, k, sms, kTile192N);
-      t192.tile = Fp8Tile::k128x192;
-      const double best_time =
-          (best.tile == Fp8Tile::k128x256 ? kWideSpeed : 1.0) * time(m, n, k, sms, best);
-      if (t192.split_k == 1 && t192.stream_k == 0 && time(m, n, k, sms, t192) < best_time)
-        return t192;
+    if (!blockwise && select_for(m, n, k, sms, kTile192N).split_k == 1) {
+      const GemmFp8Schedule t192{1, 0, Fp8Tile::k128x192};
+      if (time(m, n, k, sms, t192, c) < time(m, n, k, sms, best, c)) return t192;
     }
     return best;
   }
@@ -210,19 +223,20 @@ struct Fp8ScheduleHeuristic {
     return {};
   }
 
-  //! The estimated time of schedule `s` on a 128-row tile, in the narrow tile's k-tiles (before
-  //! kWideSpeed).
+  //! The estimated time of schedule `s` on a 128-row tile, in the narrow tile's k-tiles.
   static constexpr double time(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t sms,
-                               const GemmFp8Schedule& s) {
-    const int tile_n = s.tile == Fp8Tile::k128x256   ? kWideTileN
-                       : s.tile == Fp8Tile::k128x192 ? kTile192N
-                                                     : kTileN;
+                               const GemmFp8Schedule& s, const Costs& c) {
+    const bool wide = s.tile == Fp8Tile::k128x256, t192 = s.tile == Fp8Tile::k128x192;
+    const int tile_n = wide ? kWideTileN : t192 ? kTile192N : kTileN;
+    const double factor = wide ? c.wide : t192 ? c.t192 : 1.0;
     const std::int64_t tiles = (m + kTileM - 1) / kTileM * ((n + tile_n - 1) / tile_n);
-    const double per_tile =
-        static_cast<double>((k + kTileK - 1) / kTileK) * tile_n / kTileN;  // narrow k-tiles
-    if (s.stream_k > 0) return static_cast<double>(tiles) * per_tile / static_cast<double>(sms);
+    const double k_tiles =  // in narrow k-tiles
+        static_cast<double>((k + kTileK - 1) / kTileK) * tile_n / kTileN * factor;
+    if (s.stream_k > 0)
+      return c.stream_k * static_cast<double>(tiles) * (c.fixed + k_tiles) /
+             static_cast<double>(sms);
     const std::int64_t units = tiles * s.split_k;
-    return static_cast<double>((units + sms - 1) / sms) * per_tile / s.split_k;
+    return static_cast<double>((units + sms - 1) / sms) * (c.fixed + k_tiles / s.split_k);
   }
 };
 
