@@ -303,8 +303,9 @@ TEST(Fp8ScheduleHeuristic, MeasuredShapes) {
   EXPECT_EQ(select(64, 24576, 1536), (GemmFp8Schedule{1, 0, kDecode192}));
   EXPECT_EQ(select(64, 24576, 1536, kRowwise), (GemmFp8Schedule{1, 0, kDecode192}));
   EXPECT_EQ(select(64, 32768, 512), (GemmFp8Schedule{1, 0, kDecode}));  // 256: two full waves
-  // Block-wise: the 64-row tile only where it is split (its one consumer folds alone), or where
-  // the 128 x 128 tiles would leave SMs idle with K too short to split (56 tiles of 16 k-tiles).
+  // Block-wise: the 64-row tile only where it is split (its one consumer folds alone), where
+  // the 128 x 128 tiles would leave SMs idle with K too short to split (56 tiles of 16 k-tiles),
+  // or at most 64 rows with short K (128-row tiles half empty).
   constexpr auto kBlockwise = tilepipe::Fp8Scaling::kBlockwise;
   EXPECT_EQ(select(64, 2112, 7168, kBlockwise), (GemmFp8Schedule{4, 0, kDecode}));
   EXPECT_EQ(select(64, 4096, 7168, kBlockwise), (GemmFp8Schedule{3, 0, kDecode}));
@@ -314,7 +315,9 @@ TEST(Fp8ScheduleHeuristic, MeasuredShapes) {
   EXPECT_EQ(select(128, 7168, 16384, kBlockwise), (GemmFp8Schedule{2, 0, kNarrow}));
   // (0.89 x the 128-row tile in 3 slices, the best measured; 0.96 x it in 4, the former pick.)
   EXPECT_EQ(select(128, 4096, 7168, kBlockwise), (GemmFp8Schedule{2, 0, kDecode}));
-  EXPECT_EQ(select(64, 24576, 1536, kBlockwise), (GemmFp8Schedule{1, 0, kWide}));
+  EXPECT_EQ(select(64, 24576, 1536, kBlockwise), (GemmFp8Schedule{1, 0, kDecode}));
+  EXPECT_EQ(select(64, 32768, 512, kBlockwise), (GemmFp8Schedule{1, 0, kDecode}));
+  EXPECT_EQ(select(64, 16384, 7168, kBlockwise), (GemmFp8Schedule{1, 0, kNarrow}));  // long K
   EXPECT_EQ(select(64, 7168, 2048, kBlockwise), (GemmFp8Schedule{1, 0, kDecode}));
   EXPECT_EQ(select(128, 7168, 2048, kBlockwise), (GemmFp8Schedule{1, 0, kDecode}));
   EXPECT_EQ(select(128, 24576, 1536, kBlockwise), (GemmFp8Schedule{1, 0, kWide}));  // 192 tiles
@@ -382,17 +385,20 @@ TEST(Fp8ScheduleHeuristic, SlicesLongAndWithinAWave) {
               ASSERT_EQ(s.stream_k, 0);
             }
             const std::int64_t tiles = (m + tile_m - 1) / tile_m * ((n + tile_n - 1) / tile_n);
-            // The decode tile exactly where the rule says (block-wise: where split, or where the
-            // 128 x 128 tiles fill under 80% of the SMs and cannot be split in two).
+            // The decode tile exactly where the rule says (block-wise: where split, where the
+            // 128 x 128 tiles fill under 80% of the SMs and cannot be split in two, or at most 64
+            // rows with short K).
             const std::int64_t k_tiles = (k + 127) / 128;
             const bool decode_shape = m <= 64 || (m <= H::kDecodeMaxM && k_tiles >= 16);
             const std::int64_t narrow = (m + 127) / 128 * ((n + 127) / 128);
             const bool underfilled =
                 narrow < 0.8 * sms && !(narrow * 2 <= sms && k_tiles / 2 >= H::kMinKTilesPerSlice);
             if (scaling == tilepipe::Fp8Scaling::kBlockwise) {
-              ASSERT_TRUE(!decode || (decode_shape && (s.split_k > 1 || underfilled)))
+              const bool short_k = m <= 64 && k_tiles < 16;
+              ASSERT_TRUE(!decode || (decode_shape && (s.split_k > 1 || underfilled || short_k)))
                   << m << "x" << n << "x" << k;
-              ASSERT_TRUE(decode || !(decode_shape && underfilled)) << m << "x" << n << "x" << k;
+              ASSERT_TRUE(decode || !(decode_shape && (underfilled || short_k)))
+                  << m << "x" << n << "x" << k;
             } else {
               ASSERT_EQ(decode, decode_shape) << m << "x" << n << "x" << k;
             }

@@ -24,12 +24,15 @@
 //! folds alone, and unsplit on long K it ran 0.78-0.96 x: 128 and 64 x 7168 x 16384, 128 x 4096 x
 //! 7168; split 1.06-1.34 x), or where the 128 x 128 tiles would leave a fifth of the SMs idle with
 //! K too short to split (64 and 128 x 7168 x 2048: 56 tiles against 112; 1.22-1.23 x,
-//! performance log 55). Tensorwise and row-wise it runs 64 x 64 tiles instead (M <= 128) where
-//! they fit one wave, split by the same rule: on the H200 1.12-1.17 x on 64 and 128 x 2112 x 7168,
-//! 64 x 4096 x 7168 and 64 x 7168 x 2048, 1.02-1.06 x on 128 x 4096 x 7168 and 64 x 7168 x 16384;
-//! with more tiles than SMs (M = 128, N = 7168) it lost (performance log 58). And unsplit at M <=
-//! 64 it runs 64 x 192 tiles where their waves hold fewer columns (`waves_192_faster`): N = 24576
-//! on 132 SMs, 128 tiles in one wave against 192 in two, 1.13 x as fast (performance log 58).
+//! performance log 55), or where at most 64 rows have K under kDecodeMinKTiles k-tiles (its
+//! half-height tiles against 128-row ones half empty: 1.06 x the 128 x 256 tile on 64 x 24576 x
+//! 1536, 1.03 x on 64 x 32768 x 512, in 20 ms runs, performance log 60). Tensorwise and row-wise it
+//! runs 64 x 64 tiles instead (M <= 128) where they fit one wave, split by the same rule: on the
+//! H200 1.12-1.17 x on 64 and 128 x 2112 x 7168, 64 x 4096 x 7168 and 64 x 7168 x 2048, 1.02-1.06 x
+//! on 128 x 4096 x 7168 and 64 x 7168 x 16384; with more tiles than SMs (M = 128, N = 7168) it lost
+//! (performance log 58). And unsplit at M <= 64 it runs 64 x 192 tiles where their waves hold fewer
+//! columns (`waves_192_faster`): N = 24576 on 132 SMs, 128 tiles in one wave against 192 in
+//! two, 1.13 x as fast (performance log 58).
 //!
 //! **Otherwise**, with S the SM count, T = ceil(M / 128) * ceil(N / TileN) tiles and KT = ceil(K
 //! / 128) k-tiles, for each of the 128-row tiles (TileN 128, Fp8TileConfig; 256,
@@ -141,7 +144,8 @@ struct Fp8ScheduleHeuristic {
       if (!blockwise && m <= kDecodeTileM && decode.split_k == 1 &&
           waves_192_faster(m, n, sms, kDecodeTileM, kTileN))
         decode.tile = Fp8Tile::k64x192;
-      if (!blockwise || decode.split_k > 1 || unsplit_and_underfilled(m, n, k_tiles, sms))
+      if (!blockwise || decode.split_k > 1 || unsplit_and_underfilled(m, n, k_tiles, sms) ||
+          (m <= kDecodeTileM && k_tiles < kDecodeMinKTiles))
         return decode;
     }
     const Costs c = costs(scaling);
