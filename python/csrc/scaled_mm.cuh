@@ -63,6 +63,8 @@ auto with_fp8_tile(const ScaledMmProblem& p, F&& f) {
     if (tile == tilepipe::Fp8Tile::k128x192) return f(args, tilepipe::Fp8Tile192Config{});
     if (tile == tilepipe::Fp8Tile::k64x192) return f(args, tilepipe::Fp8DecodeTile192Config{});
     if (tile == tilepipe::Fp8Tile::k64x64) return f(args, tilepipe::Fp8DecodeTile64Config{});
+    if (tile == tilepipe::Fp8Tile::k64x64Interleaved)
+      return f(args, tilepipe::Fp8DecodeTile64KInterleavedConfig{});
   }
   switch (tile) {
     case tilepipe::Fp8Tile::k128x256: return f(args, tilepipe::Fp8WideTileConfig{});

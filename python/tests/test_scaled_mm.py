@@ -141,6 +141,14 @@ def test_exact_64_by_64_tile(mode, m):
     run_and_check(m, 2112, 7168, mode, E4M3, torch.bfloat16, exact=True)
 
 
+# And these unsplit on it in two rows of tiles, with two consumer warpgroups taking alternate
+# k-tiles (tensorwise and row-wise; block-wise on the 64 x 128 tile); odd M, 17 k-tiles.
+@pytest.mark.parametrize("m,n,k", [(128, 4096, 7168), (100, 4096, 2048), (77, 2048, 2064)])
+@pytest.mark.parametrize("mode", MODES)
+def test_exact_k_interleaved_tile(mode, m, n, k):
+    run_and_check(m, n, k, mode, E4M3, torch.bfloat16, exact=True)
+
+
 # One tile; odd M and N with K a multiple of 16 but not of 128 (a partial last scale block); a
 # single row; decode shapes on the 64-row tile, split along K (in 2); a ragged wave with long K
 # (stream-K); two waves of 128 x 128 tiles, one of 128 x 256 (the wide tile); the 192-wide tiles

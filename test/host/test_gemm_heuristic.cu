@@ -282,17 +282,22 @@ TEST(Fp8ScheduleHeuristic, MeasuredShapes) {
   };
   constexpr auto kNarrow = tilepipe::Fp8Tile::k128x128, kWide = tilepipe::Fp8Tile::k128x256,
                  kDecode = tilepipe::Fp8Tile::k64x128, k192 = tilepipe::Fp8Tile::k128x192,
-                 kDecode192 = tilepipe::Fp8Tile::k64x192, kDecode64 = tilepipe::Fp8Tile::k64x64;
+                 kDecode192 = tilepipe::Fp8Tile::k64x192, kDecode64 = tilepipe::Fp8Tile::k64x64,
+                 kDecode64KI = tilepipe::Fp8Tile::k64x64Interleaved;
   constexpr auto kRowwise = tilepipe::Fp8Scaling::kRowwise;
   // Decode, tensorwise and row-wise, up to 128 rows: 64 x 64 tiles where they fit one wave, in the
-  // most slices whose clusters fit (2: 66, 3: 39, 4: 29).
-  EXPECT_EQ(select(64, 2112, 7168), (GemmFp8Schedule{3, 0, kDecode64}));   // 33 tiles
-  EXPECT_EQ(select(64, 4096, 7168), (GemmFp8Schedule{2, 0, kDecode64}));   // 64 tiles
-  EXPECT_EQ(select(128, 2112, 7168), (GemmFp8Schedule{2, 0, kDecode64}));  // 66 tiles
-  EXPECT_EQ(select(128, 4096, 7168), (GemmFp8Schedule{1, 0, kDecode64}));  // 128 tiles
-  EXPECT_EQ(select(64, 7168, 16384), (GemmFp8Schedule{1, 0, kDecode64}));  // 112 tiles
-  EXPECT_EQ(select(64, 1024, 7168), (GemmFp8Schedule{4, 0, kDecode64}));   // 14 k-tiles a slice
-  EXPECT_EQ(select(64, 7168, 2048), (GemmFp8Schedule{1, 0, kDecode64}));   // 16 k-tiles
+  // most slices whose clusters fit (2: 66, 3: 39, 4: 29); unsplit in two rows of tiles with
+  // K >= 2048, with k-interleaved consumers.
+  EXPECT_EQ(select(64, 2112, 7168), (GemmFp8Schedule{3, 0, kDecode64}));     // 33 tiles
+  EXPECT_EQ(select(64, 4096, 7168), (GemmFp8Schedule{2, 0, kDecode64}));     // 64 tiles
+  EXPECT_EQ(select(128, 2112, 7168), (GemmFp8Schedule{2, 0, kDecode64}));    // 66 tiles
+  EXPECT_EQ(select(128, 4096, 7168), (GemmFp8Schedule{1, 0, kDecode64KI}));  // 128 tiles
+  EXPECT_EQ(select(64, 7168, 16384), (GemmFp8Schedule{1, 0, kDecode64}));    // 112 tiles
+  EXPECT_EQ(select(64, 1024, 7168), (GemmFp8Schedule{4, 0, kDecode64}));     // 14 k-tiles a slice
+  EXPECT_EQ(select(64, 7168, 2048), (GemmFp8Schedule{1, 0, kDecode64}));     // 16 k-tiles
+  EXPECT_EQ(select(64, 4096, 2048), (GemmFp8Schedule{1, 0, kDecode64}));     // 64 rows
+  EXPECT_EQ(select(100, 4096, 2048), (GemmFp8Schedule{1, 0, kDecode64KI}));
+  EXPECT_EQ(select(128, 4096, 7168, kRowwise), (GemmFp8Schedule{1, 0, kDecode64KI}));
   EXPECT_EQ(select(64, 4096, 7168, kRowwise), (GemmFp8Schedule{2, 0, kDecode64}));
   // More 64 x 64 tiles than SMs: the 64 x 128 tile, by the same rule.
   EXPECT_EQ(select(128, 7168, 16384), (GemmFp8Schedule{1, 0, kDecode}));  // 112: not stream-K
@@ -360,8 +365,10 @@ TEST(Fp8ScheduleHeuristic, SlicesLongAndWithinAWave) {
             const tilepipe::GemmFp8Schedule s = H::select(m, n, k, sms, scaling);
             const bool decode = s.tile == tilepipe::Fp8Tile::k64x128 ||
                                 s.tile == tilepipe::Fp8Tile::k64x192 ||
-                                s.tile == tilepipe::Fp8Tile::k64x64;
-            const bool square64 = s.tile == tilepipe::Fp8Tile::k64x64;
+                                s.tile == tilepipe::Fp8Tile::k64x64 ||
+                                s.tile == tilepipe::Fp8Tile::k64x64Interleaved;
+            const bool square64 = s.tile == tilepipe::Fp8Tile::k64x64 ||
+                                  s.tile == tilepipe::Fp8Tile::k64x64Interleaved;
             const bool wide192 =
                 s.tile == tilepipe::Fp8Tile::k128x192 || s.tile == tilepipe::Fp8Tile::k64x192;
             const std::int64_t tile_m = decode ? H::kDecodeTileM : H::kTileM;
@@ -374,6 +381,11 @@ TEST(Fp8ScheduleHeuristic, SlicesLongAndWithinAWave) {
               ASSERT_NE(scaling, tilepipe::Fp8Scaling::kBlockwise) << m << "x" << n << "x" << k;
               ASSERT_LE(m, H::kTileM) << m << "x" << n << "x" << k;
               ASSERT_LE((m + 63) / 64 * ((n + H::kDecode64TileN - 1) / H::kDecode64TileN), sms)
+                  << m << "x" << n << "x" << k;
+              // k-interleaved consumers exactly where it runs unsplit, more than 64 rows, with
+              // K >= 16 k-tiles.
+              ASSERT_EQ(s.tile == tilepipe::Fp8Tile::k64x64Interleaved,
+                        s.split_k == 1 && m > 64 && (k + 127) / 128 >= H::kDecodeMinKTiles)
                   << m << "x" << n << "x" << k;
             }
             // The 192-wide tiles: whole tiles, at most 64 rows on the decode one, never

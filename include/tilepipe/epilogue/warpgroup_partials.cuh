@@ -1,7 +1,8 @@
 #pragma once
 //! \file
 //! WarpgroupPartials: the fix-up of a tile whose K is cut into pieces (split-K slices, stream-K
-//! segments) that different blocks compute, for one warpgroup's wgmma accumulators.
+//! segments) that different blocks compute, for one warpgroup's wgmma accumulators; and the sum
+//! of two warpgroups of one block that share a tile by k-tiles (`hand_over`).
 //!
 //! Each piece's warpgroup stores its f32 accumulators into a workspace slot of its own (thread
 //! after thread as float4s, so every store is coalesced and the same thread reads the value
@@ -127,6 +128,44 @@ struct WarpgroupPartials {
     }
     return true;
   }
+  //! Shared memory for `hand_over` where `kUsed`, else nothing (an empty base adds no bytes).
+  template <bool kUsed, class = void>
+  struct Exchange {
+    alignas(16) float exchange[2][kSlotFloats];
+  };
+  template <class Unused>
+  struct Exchange<false, Unused> {};
+
+  //! Two warpgroups of one block that share a tile by k-tiles (HopperSchedule::kKInterleaved),
+  //! after unit `unit` of their block: warpgroup 1 stores its sums into one of `exchange`'s two
+  //! buffers (an Exchange's, in shared memory) and goes on; warpgroup 0 adds them to its own and
+  //! returns true (it then holds the tile's sum, added in the same order on every run). They meet
+  //! at named barrier `barrier` (256 threads), `bar.sync` in both, which orders the stores before
+  //! the loads; the buffers alternate by unit, so that a unit's stores wait for nothing but that
+  //! barrier: warpgroup 1 rewrites a buffer two units on, after the next meeting, which warpgroup
+  //! 0 reaches only once it has read it.
+  TILEPIPE_DEVICE static bool hand_over(Accumulators& acc, float (*exchange)[kSlotFloats],
+                                        int warpgroup, int barrier, int unit, int thread) {
+    float4* buffer = reinterpret_cast<float4*>(exchange[unit % 2]) + thread;
+    if (warpgroup == 1) {
+      TILEPIPE_UNROLL
+      for (int q = 0; q < kRegisters / 4; ++q)
+        buffer[q * 128] =
+            make_float4(acc.x[4 * q], acc.x[4 * q + 1], acc.x[4 * q + 2], acc.x[4 * q + 3]);
+    }
+    arch::named_barrier_sync(barrier, 256);
+    if (warpgroup == 1) return false;
+    TILEPIPE_UNROLL
+    for (int q = 0; q < kRegisters / 4; ++q) {
+      const float4 v = buffer[q * 128];
+      acc.x[4 * q] += v.x;
+      acc.x[4 * q + 1] += v.y;
+      acc.x[4 * q + 2] += v.z;
+      acc.x[4 * q + 3] += v.w;
+    }
+    return true;
+  }
+
   //! The cluster barrier of `sum_in_cluster`, for the threads of a block that do not sum (whole
   //! warps).
   TILEPIPE_DEVICE static void meet_in_cluster() {

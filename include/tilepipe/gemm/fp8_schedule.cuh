@@ -30,9 +30,13 @@
 //! runs 64 x 64 tiles instead (M <= 128) where they fit one wave, split by the same rule: on the
 //! H200 1.12-1.17 x on 64 and 128 x 2112 x 7168, 64 x 4096 x 7168 and 64 x 7168 x 2048, 1.02-1.06 x
 //! on 128 x 4096 x 7168 and 64 x 7168 x 16384; with more tiles than SMs (M = 128, N = 7168) it lost
-//! (performance log 58). And unsplit at M <= 64 it runs 64 x 192 tiles where their waves hold fewer
-//! columns (`waves_192_faster`): N = 24576 on 132 SMs, 128 tiles in one wave against 192 in
-//! two, 1.13 x as fast (performance log 58).
+//! (performance log 58). Where they run unsplit in two rows of tiles (65 to 128 rows) with K of at
+//! least kDecodeMinKTiles k-tiles, two consumer warpgroups take alternate k-tiles of each
+//! (Fp8DecodeTile64KInterleavedConfig): 1.13-1.14 x on 128 x 4096 x 7168 (H200, 20 ms runs,
+//! performance log 60); at 64 rows, where B streams from DRAM once, 0.96-0.99 x; split, the
+//! one-warpgroup tile's cluster sums win. And unsplit at M <= 64 it runs 64 x 192 tiles where their
+//! waves hold fewer columns (`waves_192_faster`): N = 24576 on 132 SMs, 128 tiles in one wave
+//! against 192 in two, 1.13 x as fast (performance log 58).
 //!
 //! **Otherwise**, with S the SM count, T = ceil(M / 128) * ceil(N / TileN) tiles and KT = ceil(K
 //! / 128) k-tiles, for each of the 128-row tiles (TileN 128, Fp8TileConfig; 256,
@@ -85,6 +89,8 @@ enum class Fp8Tile {
   k128x192,  //!< Fp8Tile192Config (tensorwise and row-wise)
   k64x192,   //!< Fp8DecodeTile192Config (tensorwise and row-wise)
   k64x64,    //!< Fp8DecodeTile64Config (tensorwise and row-wise)
+  //! Fp8DecodeTile64KInterleavedConfig (tensorwise and row-wise)
+  k64x64Interleaved,
 };
 
 //! GemmFp8Arguments' `split_k` and `stream_k` for one problem, and the tile to run it with.
@@ -138,8 +144,12 @@ struct Fp8ScheduleHeuristic {
     if (m <= kDecodeTileM || (m <= kDecodeMaxM && k_tiles >= kDecodeMinKTiles)) {
       const std::int64_t tiles_64 =
           (m + kDecodeTileM - 1) / kDecodeTileM * ((n + kDecode64TileN - 1) / kDecode64TileN);
-      if (!blockwise && m <= kTileM && tiles_64 <= sms)
-        return select_decode(m, n, k_tiles, sms, kDecode64TileN, Fp8Tile::k64x64);
+      if (!blockwise && m <= kTileM && tiles_64 <= sms) {
+        GemmFp8Schedule s = select_decode(m, n, k_tiles, sms, kDecode64TileN, Fp8Tile::k64x64);
+        if (s.split_k == 1 && m > kDecodeTileM && k_tiles >= kDecodeMinKTiles)
+          s.tile = Fp8Tile::k64x64Interleaved;
+        return s;
+      }
       GemmFp8Schedule decode = select_decode(m, n, k_tiles, sms);
       if (!blockwise && m <= kDecodeTileM && decode.split_k == 1 &&
           waves_192_faster(m, n, sms, kDecodeTileM, kTileN))

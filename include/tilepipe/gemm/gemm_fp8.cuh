@@ -53,13 +53,16 @@ namespace tilepipe {
 
 //! GemmFp8Sm90's tiles: 128 x 128 x 128 with 6 stages (the default), 128 x 256 x 128 with 4,
 //! 64 x 128 x 128 with 8 for decode-sized M, and for M <= 128 192 wide with 4 (128 rows) and 6
-//! (64 rows) stages and 64 x 64 with 12 (Config below says when each is faster).
+//! (64 rows) stages and 64 x 64 with 12, or with 11 and two consumer warpgroups that take
+//! alternate k-tiles (Config below says when each is faster).
 using Fp8TileConfig = HopperTileConfig<128, 128, 6, 1>;
 using Fp8WideTileConfig = HopperTileConfig<128, 256, 4, 1>;
 using Fp8DecodeTileConfig = HopperTileConfig<64, 128, 8, 1>;
 using Fp8Tile192Config = HopperTileConfig<128, 192, 4, 1>;
 using Fp8DecodeTile192Config = HopperTileConfig<64, 192, 6, 1>;
 using Fp8DecodeTile64Config = HopperTileConfig<64, 64, 12, 1>;
+using Fp8DecodeTile64KInterleavedConfig =
+    HopperTileConfig<64, 64, 11, 1, HopperSchedule::kKInterleaved>;
 
 //! The arguments of an FP8 GEMM (GemmFp8Sm90). One problem; no batches.
 template <class ElementAB, class ElementD, class OutputOp = Identity>
@@ -108,6 +111,12 @@ struct GemmFp8Arguments {
 //!                    Or Fp8DecodeTile64Config (64 x 64, 12 stages, one consumer warpgroup):
 //!                    twice the 64 x 128 tile's tiles, so fewer K slices where those are few
 //!                    (1.02-1.17 x on the decode shapes whose tiles then fit one wave).
+//!                    Or Fp8DecodeTile64KInterleavedConfig (64 x 64, 11 stages, two consumer
+//!                    warpgroups taking alternate k-tiles of each tile, one adding the other's
+//!                    sums through shared memory; tensorwise and row-wise): where the 64 x 64
+//!                    tile runs unsplit, its one warpgroup's folds and wgmma latency set the pace;
+//!                    two ran 1.05-1.18 x as fast on the H200 with K >= 2048 (log 60). Split,
+//!                    its slices meet through the workspace (no cluster), and it lost there.
 //!                    Fp8ScheduleHeuristic picks one per shape (fp8_schedule.cuh)
 template <class ElementAB, class ElementD, Fp8Scaling Scaling, class OutputOp = Identity,
           class Config = Fp8TileConfig>
@@ -121,6 +130,9 @@ class GemmFp8Sm90 {
                     kFp8ScaleBlock % Config::kN == 0,
                 "GemmFp8Sm90: block-wise scales need a tile whose columns fit B's 128-wide scale "
                 "blocks (64, 128 or 256 wide; a 192-wide tile straddles them)");
+  static_assert(Scaling != Fp8Scaling::kBlockwise || !Config::kKInterleaved,
+                "GemmFp8Sm90: k-interleaved consumers (Fp8DecodeTile64KInterleavedConfig) take "
+                "tensorwise and row-wise scales only");
 
  public:
   using Arguments = GemmFp8Arguments<ElementAB, ElementD, OutputOp>;

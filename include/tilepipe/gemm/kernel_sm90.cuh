@@ -66,11 +66,14 @@ struct GemmKernelSm90 {
   //! barrier and the next (`consume`'s `stagger_barrier`; the ping-pong ones' order barriers).
   static constexpr int kStaggerBarrier = Tile::kConsumersPerTile == 2 ? kOrderBarrier : -1;
 
-  //! The scheduler's table (grouped only), the mainloop's ring, then each consumer warpgroup's
-  //! epilogue buffers.
-  struct SharedStorage : detail::SchedulerStorage<Scheduler> {
+  //! Consumer warpgroups that store tiles (k-interleaved: consumer 0 alone).
+  static constexpr int kStoringConsumers = Tile::kKInterleaved ? 1 : Mainloop::kConsumers;
+  //! The scheduler's table (grouped only), k-interleaved consumers' exchange, the mainloop's
+  //! ring, then each storing consumer warpgroup's epilogue buffers.
+  struct SharedStorage : detail::SchedulerStorage<Scheduler>,
+                         Partials::template Exchange<Tile::kKInterleaved> {
     typename Mainloop::SharedStorage mainloop;
-    typename Epilogue::SharedStorage epilogue[Mainloop::kConsumers];
+    typename Epilogue::SharedStorage epilogue[kStoringConsumers];
   };
   //! Dynamic shared memory to request: the storage plus room to align it to 1024 bytes (the
   //! 128-byte swizzle's period, which TMA and wgmma both assume).
@@ -93,9 +96,16 @@ struct GemmKernelSm90 {
   //! only where k-blocks are folded (GemmFp8Sm90 alone asks for it; elsewhere: compile time).
   static constexpr bool kReducesInCluster = kFoldsKBlocks && !kGrouped && !Tile::kPingPong &&
                                             Mainloop::kClusterM == 1 && Mainloop::kConsumers == 1;
+  static_assert(!Tile::kKInterleaved || (kFoldsKBlocks && !kGrouped && kClusterM == 1),
+                "GemmKernelSm90: k-interleaved consumers need a k-block operator (FP8's fold), "
+                "one problem and no cluster");
+  //! Rows between consumer warpgroups' parts of a tile (k-interleaved: the same rows).
+  static constexpr int kRowStep = Tile::kKInterleaved ? 0 : 64;
   //! Whether a consumer keeps its unit's place (4 registers) through the mainloop, not finding
-  //! the unit again (0.6 us a decode tile, log 55): FP8's one-consumer tile (the others spill).
-  static constexpr bool kKeepsPlace = kFoldsKBlocks && !kGrouped && Mainloop::kConsumers == 1;
+  //! the unit again (0.6 us a decode tile, log 55): FP8's one-consumer and k-interleaved tiles
+  //! (the others spill).
+  static constexpr bool kKeepsPlace =
+      kFoldsKBlocks && !kGrouped && (Mainloop::kConsumers == 1 || Tile::kKInterleaved);
   //! Whether the producer sends each unit's number to the consumers with its first k-tile
   //! (`GroupedScheduler::Walk`: dealt or claimed on demand) rather than each role walking the
   //! deal: grouped, cooperative, unclustered, the tensor cores accumulating.
@@ -194,7 +204,8 @@ struct GemmKernelSm90 {
       arch::setmaxnreg_inc<kConsumerRegisters>();
       const int consumer = warpgroup - 1;
       // Named barrier 1 + consumer: each consumer warpgroup's own (0 is __syncthreads).
-      Epilogue epilogue(storage.epilogue[consumer], 1 + consumer, threadIdx.x % 128);
+      Epilogue epilogue(storage.epilogue[Tile::kKInterleaved ? 0 : consumer], 1 + consumer,
+                        threadIdx.x % 128);
       Accumulators acc;
       if constexpr (Tile::kPingPong) {
         // Consumer c takes the block's units c, c + 2, ...; the ring holds every unit's k-tiles
@@ -248,12 +259,17 @@ struct GemmKernelSm90 {
           [[maybe_unused]] int m0 = 0, n0 = 0, batch = 0, pieces = 0;
           if constexpr (kFoldsKBlocks) {
             const auto u = work.unit(worker, j);
-            m0 = Place::m0_of(u, rank) + 64 * consumer, n0 = Place::n0_of(u);
+            m0 = Place::m0_of(u, rank) + kRowStep * consumer, n0 = Place::n0_of(u);
             batch = Place::batch_of(u);
             if constexpr (kKeepsPlace) pieces = u.pieces;
             mainloop.consume(
                 acc, state, consumer, Place::k_tiles_of(u), [&] { epilogue.drain(p.epilogue); },
                 KBlockOp(p.k_block, m0, n0, batch, u.k_begin), kStaggerBarrier);
+            if constexpr (Tile::kKInterleaved) {  // consumer 0 stores the sum
+              if (!Partials::hand_over(acc, storage.exchange, consumer, kOrderBarrier, j,
+                                       threadIdx.x % 128))
+                continue;
+            }
           } else {
             mainloop.consume(acc, state, consumer, Place::k_tiles_of(work.unit(worker, j)),
                              [&] { epilogue.drain(p.epilogue); });
@@ -323,28 +339,7 @@ struct GemmKernelSm90 {
   }
 };
 
-//! The `__global__` entry of a GemmKernelSm90: `Kernel::kThreads` threads, one block per SM
-//! (`__launch_bounds__(n, 1)` gives setmaxnreg the register cap it needs), in clusters of
-//! `Kernel::kClusterM` blocks along x, `Kernel::kSharedBytes` of dynamic shared memory. The tensor
-//! maps travel in the parameter, which must stay in parameter memory (`__grid_constant__`).
-template <class Kernel>
-__global__ void __launch_bounds__(Kernel::kThreads, 1)
-    gemm_kernel_sm90(const __grid_constant__ typename Kernel::Params params) {
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  extern __shared__ unsigned char smem[];
-  // Aligned by an offset from `smem`, not by rounding an integer: a pointer derived from the
-  // shared array keeps its state space, so the compiler writes through it with STS rather than
-  // generic stores (the epilogue's staging).
-  const auto misalignment = static_cast<unsigned>(__cvta_generic_to_shared(smem)) & 1023u;
-  auto* storage =
-      reinterpret_cast<typename Kernel::SharedStorage*>(smem + ((1024u - misalignment) & 1023u));
-  Kernel{}(params, *storage);
-#endif
-}
-
-template <class Mainloop, class Epilogue, class Raster, class KBlockOp, class Grouped>
-auto GemmKernelSm90<Mainloop, Epilogue, Raster, KBlockOp, Grouped>::entry() -> Entry {
-  return gemm_kernel_sm90<GemmKernelSm90>;
-}
-
 }  // namespace tilepipe
+
+// Its `__global__` function and `entry`, defined out of the class.
+#include "kernel_sm90_entry.cuh"

@@ -73,6 +73,11 @@ enum class HopperSchedule {
   //! Two consumers, each with whole `64 x TileN` tiles in turn: while one stores its tile, the
   //! other multiplies the next. An order barrier passes the mainloop from one to the other.
   kPingPong,
+  //! Two consumers share each `64 x TileN` tile by k-tiles, alternately (consumer c takes c,
+  //! c + 2, ...); one hands its sums to the other through shared memory, which stores the tile.
+  //! Only where the consumers fold each k-tile (GemmFp8Sm90, tensorwise and row-wise): there one
+  //! warpgroup's fold and its wgmmas' latency, not the tensor cores, set a small tile's pace.
+  kKInterleaved,
 };
 
 //! Tile and pipeline depth of the Hopper tier.
@@ -83,17 +88,17 @@ enum class HopperSchedule {
 //!                 one 128-byte swizzle row of the element (WarpSpecializedMainloop::kTileK)
 //! \tparam ClusterM  CTAs per cluster along M (1, 2 or 4): the cluster's tiles share their B
 //!                   tile, which each CTA copies a part of and multicasts (TmaTileLoader)
-//! \tparam Schedule  cooperative (the consumers share each tile) or ping-pong (two consumers
-//!                   take `64 x TileN` tiles in turn; TileM must be 64)
+//! \tparam Schedule  cooperative (the consumers share each tile), ping-pong (two consumers
+//!                   take `64 x TileN` tiles in turn) or k-interleaved (two share each tile's
+//!                   k-tiles); TileM must be 64 for the last two
 template <int TileM, int TileN, int Stages, int ClusterM = 1,
           HopperSchedule Schedule = HopperSchedule::kCooperative>
 struct HopperTileConfig {
   static_assert(TileM == 64 || TileM == 128,
                 "HopperTileConfig: TileM must be 64 or 128 (one or two consumer warpgroups of 64 "
                 "rows)");
-  static_assert(
-      Schedule == HopperSchedule::kCooperative || TileM == 64,
-      "HopperTileConfig: a ping-pong tile is one consumer warpgroup's, so TileM must be 64");
+  static_assert(Schedule == HopperSchedule::kCooperative || TileM == 64,
+                "HopperTileConfig: a ping-pong or k-interleaved tile is 64 rows (one warpgroup's)");
   static_assert(TileN == 64 || TileN == 128 || TileN == 192 || TileN == 256,
                 "HopperTileConfig: TileN must be 64, 128, 192 or 256 (the N of one wgmma)");
   static_assert(Stages >= 2, "HopperTileConfig: the ring needs at least 2 stages");
@@ -107,9 +112,11 @@ struct HopperTileConfig {
   static constexpr int kStages = Stages;
   static constexpr HopperSchedule kSchedule = Schedule;
   static constexpr bool kPingPong = Schedule == HopperSchedule::kPingPong;
-  //! Consumer warpgroups in the block, and how many of them multiply each tile.
-  static constexpr int kConsumers = kPingPong ? 2 : TileM / 64;
-  static constexpr int kConsumersPerTile = kPingPong ? 1 : kConsumers;
+  static constexpr bool kKInterleaved = Schedule == HopperSchedule::kKInterleaved;
+  //! Consumer warpgroups in the block, and how many 64-row parts of each tile they multiply
+  //! (k-interleaved: both the one, each its k-tiles; it is summed and stored as one).
+  static constexpr int kConsumers = kPingPong || kKInterleaved ? 2 : TileM / 64;
+  static constexpr int kConsumersPerTile = kPingPong || kKInterleaved ? 1 : kConsumers;
   static constexpr int kClusterM = ClusterM;
   //! One producer warpgroup and the consumers.
   static constexpr int kThreads = 128 * (1 + kConsumers);

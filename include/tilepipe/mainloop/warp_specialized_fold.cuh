@@ -13,12 +13,34 @@ template <class Hook, class OnKBlock>
 TILEPIPE_DEVICE void WarpSpecializedMainloop<Element, LayoutA, LayoutB, Config>::consume(
     Accumulators& acc, State& state, int rows, int k_tiles, Hook&& while_in_flight,
     OnKBlock&& on_k_block, int stagger_barrier) {
+  static_assert(!Config::kKInterleaved || Config::kN <= kPartialN,
+                "WarpSpecializedMainloop: k-interleaved consumers fold whole k-tiles (one set of "
+                "partial products as wide as the tile, at most 128 or 192 columns)");
   acc.clear();
+  // k-interleaved (`rows` is then the consumer, 0 or 1): every other k-tile from its own, and the
+  // ring's state past the whole unit at the end, as the other consumer leaves it.
+  constexpr int kStride = Config::kKInterleaved ? 2 : 1;
+  const int first = Config::kKInterleaved ? rows : 0;
+  const State unit_start = state;
+  const int unit_k_tiles = k_tiles;
+  if constexpr (kStride > 1) {
+    state.advance(first);
+    k_tiles = (k_tiles - first + 1) / 2;
+  }
+  const auto past_unit = [&] {
+    if constexpr (kStride > 1) state = State(unit_start).advance(unit_k_tiles);
+  };
   if (k_tiles <= 0) {
     while_in_flight();
+    past_unit();
     return;
   }
-  const int a_offset = rows * 64 * kTileK;
+  const int a_offset = Config::kKInterleaved ? 0 : rows * 64 * kTileK;
+  const auto k_of = [&](int kt) { return first + kt * kStride; };  // in the unit
+  const auto step = [](State& st) {                                // to this consumer's next k-tile
+    TILEPIPE_UNROLL
+    for (int i = 0; i < kStride; ++i) st.advance();
+  };
   const bool releases = threadIdx.x % 32 == 0;  // one arrival per warp
   const int traced = traced_.take(k_tiles);     // k-tile 0's number in the trace
   // Consumer 0 takes its credit after the unit's first fold, just before it signals, but at the
@@ -35,7 +57,7 @@ TILEPIPE_DEVICE void WarpSpecializedMainloop<Element, LayoutA, LayoutB, Config>:
 
   if (kCreditAtStart && rows == 0 && stagger_barrier >= 0)
     arch::named_barrier_sync(stagger_barrier + 1, 256);  // consumer 1's credit
-  if constexpr (HasPrefetch<OnKBlock>::value) on_k_block.prefetch(0);
+  if constexpr (HasPrefetch<OnKBlock>::value) on_k_block.prefetch(k_of(0));
   while_in_flight();
   if (rows == 1 && stagger_barrier >= 0) {
     arch::named_barrier_sync(stagger_barrier, 256);        // consumer 0's signal
@@ -68,7 +90,7 @@ TILEPIPE_DEVICE void WarpSpecializedMainloop<Element, LayoutA, LayoutB, Config>:
     // (`kt`)'s wgmmas into `partial`.
     const auto issue = [&](Accumulators& partial, int ahead, int kt) {
       State st = state;
-      if (ahead != 0) st.advance();
+      if (ahead != 0) step(st);
       ring_.consumer_wait(st);
       trace::record(trace::Event::kWaitDone, traced + kt);
       Mma::issue(partial, s_.a[st.index()] + a_offset, s_.b[st.index()], /*accumulate=*/false);
@@ -78,9 +100,9 @@ TILEPIPE_DEVICE void WarpSpecializedMainloop<Element, LayoutA, LayoutB, Config>:
       arch::wgmma_fence_operands(partial.x);
       trace::record(trace::Event::kMmaDone, traced + kt);
       if (releases) ring_.consumer_release(state);
-      state.advance();
-      on_k_block(acc, static_cast<const Accumulators&>(partial), kt);
-      if constexpr (HasPrefetch<OnKBlock>::value) on_k_block.prefetch(kt + 1);
+      step(state);
+      on_k_block(acc, static_cast<const Accumulators&>(partial), k_of(kt));
+      if constexpr (HasPrefetch<OnKBlock>::value) on_k_block.prefetch(k_of(kt + 1));
     };
     Accumulators p0, p1;
     int kt = 0;
@@ -112,6 +134,7 @@ TILEPIPE_DEVICE void WarpSpecializedMainloop<Element, LayoutA, LayoutB, Config>:
     }
   }
   if constexpr (HasFinish<OnKBlock>::value) on_k_block.finish(acc);
+  past_unit();
 }
 
 }  // namespace tilepipe
