@@ -37,7 +37,8 @@ TILEPIPE_DEVICE void WarpSpecializedMainloop<Element, LayoutA, LayoutB, Config>:
   }
   const int a_offset = Config::kKInterleaved ? 0 : rows * 64 * kTileK;
   const auto k_of = [&](int kt) { return first + kt * kStride; };  // in the unit
-  const auto step = [](State& st) {                                // to this consumer's next k-tile
+  // To this consumer's next k-tile.
+  const auto step = [](State& st) {
     TILEPIPE_UNROLL
     for (int i = 0; i < kStride; ++i) st.advance();
   };
