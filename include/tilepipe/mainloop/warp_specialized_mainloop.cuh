@@ -248,6 +248,11 @@ class WarpSpecializedMainloop {
   //! `while_in_flight` is called before the first k-tile's wait: work of the previous tile, such as
   //! the rest of its epilogue, then overlaps the other consumers' wgmmas.
   //!
+  //! k-interleaved (`HopperSchedule::kKInterleaved`, a 64-row tile): `rows` is the consumer, 0 or
+  //! 1, which folds k-tiles `rows`, `rows + 2`, ... of the unit's `k_tiles` (`kt` counts the
+  //! unit's k-tiles, so those are the values `on_k_block` sees) into its own `acc`; both leave
+  //! `state` past the whole unit. The caller adds the two (`WarpgroupPartials::hand_over`).
+  //!
   //! `stagger_barrier` >= 0 (two cooperative consumers, `rows` 0 and 1, both calling with it):
   //! consumer 1 issues its first k-tile's wgmmas only once consumer 0's have completed (a signal
   //! on named barrier `stagger_barrier`, 256 threads), so that the two fold at different times.
