@@ -297,7 +297,7 @@ struct GemmKernelSm90 {
           } else {
             const auto u = unit_anew(work, j);
             Place::begin_store(epilogue, acc, p.epilogue, p.work, u,
-                               Place::m0_of(u, rank) + 64 * consumer);
+                               Place::m0_of(u, rank) + kRowStep * consumer);
           }
         }
         if constexpr (kFoldsKBlocks) Mainloop::stagger_end(consumer, kStaggerBarrier);
