@@ -32,9 +32,10 @@
 //! on 128 x 4096 x 7168 and 64 x 7168 x 16384; with more tiles than SMs (M = 128, N = 7168) it lost
 //! (performance log 58). Where they run unsplit in two rows of tiles (65 to 128 rows) with K of at
 //! least kDecodeMinKTiles k-tiles, two consumer warpgroups take alternate k-tiles of each
-//! (Fp8DecodeTile64KInterleavedConfig): 1.13-1.14 x on 128 x 4096 x 7168 (H200, 20 ms runs,
-//! performance log 60); at 64 rows, where B streams from DRAM once, 0.96-0.99 x; split, the
-//! one-warpgroup tile's cluster sums win. And unsplit at M <= 64 it runs 64 x 192 tiles where their
+//! (Fp8DecodeTile64KInterleavedConfig): 1.18-1.19 x on 128 x 4096 x 7168 (H200, 20 ms runs,
+//! performance log 60); split, the one-warpgroup tile's cluster sums win. (At exactly 64 rows it
+//! ran 1.04-1.12 x in C++ too, at 32 and 48 rows 0.96-0.97 x; not yet through the operator, so
+//! not yet taken.) And unsplit at M <= 64 it runs 64 x 192 tiles where their
 //! waves hold fewer columns (`waves_192_faster`): N = 24576 on 132 SMs, 128 tiles in one wave
 //! against 192 in two, 1.13 x as fast (performance log 58).
 //!
