@@ -213,6 +213,7 @@ set(SASS_BASELINE_KERNELS
   "hopper_fp8_192"  "^90a$"  "WarpSpecializedMainloop<__nv_fp8_e4m3, [^>]*HopperTileConfig<128, 192, .*Fp8ScaleFold<\\([A-Za-z_:]*Fp8Scaling\\)0,"  "UTMALDG,UTMASTG,QGMMA,FADD,SYNCS"
   "hopper_fp8_decode64"  "^90a$"  "WarpSpecializedMainloop<__nv_fp8_e4m3, [^>]*HopperTileConfig<64, 64, [^>]*HopperSchedule\\)0>.*Fp8ScaleFold<\\([A-Za-z_:]*Fp8Scaling\\)0,"  "UTMALDG,UTMASTG,QGMMA,FADD,SYNCS"
   "hopper_fp8_decode64_interleaved"  "^90a$"  "WarpSpecializedMainloop<__nv_fp8_e4m3, [^>]*HopperTileConfig<64, 64, [^>]*HopperSchedule\\)2>.*Fp8ScaleFold<\\([A-Za-z_:]*Fp8Scaling\\)0,"  "UTMALDG,UTMASTG,QGMMA,FADD,SYNCS"
+  "hopper_fp8_decode256_split"  "^90a$"  "WarpSpecializedMainloop<__nv_fp8_e4m3, [^>]*HopperTileConfig<64, 256, [^>]*HopperSchedule\\)3>.*Fp8ScaleFold<\\([A-Za-z_:]*Fp8Scaling\\)0,"  "UTMALDG,UTMASTG,QGMMA,FADD,SYNCS"
 )
 set(SASS_BASELINE_TOLERANCE 5)  # percent
 

@@ -123,7 +123,9 @@ template __global__ void tilepipe::gemm_kernel_sm90<HopperTf32TN::Kernel>(
 // tensorwise on the 64-row decode tile (one consumer warpgroup, which holds the sums and two
 // k-tiles' products; tensorwise folds by FADD, the scale applied once after the last k-tile),
 // tensorwise on the 128 x 192 tile (m64n192k32, one set of partial products) and on the 64 x 64
-// decode tile (m64n64k32), with one consumer warpgroup and with two on alternate k-tiles.
+// decode tile (m64n64k32), with one consumer warpgroup and with two on alternate k-tiles, and
+// on the 64 x 256 tile whose two consumer warpgroups take 128 columns each (m64n128k32, the B
+// operand offset by the consumer's half).
 using Fp8Blockwise =
     tilepipe::GemmFp8Sm90<__nv_fp8_e4m3, __nv_bfloat16, tilepipe::Fp8Scaling::kBlockwise>;
 using Fp8BlockwiseWide =
@@ -162,6 +164,11 @@ using Fp8Decode64Interleaved =
                           tilepipe::Identity, tilepipe::Fp8DecodeTile64KInterleavedConfig>;
 template __global__ void tilepipe::gemm_kernel_sm90<Fp8Decode64Interleaved::Kernel>(
     const __grid_constant__ Fp8Decode64Interleaved::Params);
+using Fp8Decode256Split =
+    tilepipe::GemmFp8Sm90<__nv_fp8_e4m3, __nv_bfloat16, tilepipe::Fp8Scaling::kTensorwise,
+                          tilepipe::Identity, tilepipe::Fp8DecodeTile256SplitConfig>;
+template __global__ void tilepipe::gemm_kernel_sm90<Fp8Decode256Split::Kernel>(
+    const __grid_constant__ Fp8Decode256Split::Params);
 
 // W8A16 (GemmMixedInput): int8 B through the same ring at one byte per element with its scales,
 // 128-bit shared loads of a whole k-tile of B's bytes and of A (ByteKOrder), converted in registers

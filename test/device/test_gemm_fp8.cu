@@ -33,6 +33,7 @@ using tilepipe::Fp8Scaling;
 using tptest::DeviceBuffer;
 
 using tilepipe::Fp8DecodeTile192Config;
+using tilepipe::Fp8DecodeTile256SplitConfig;
 using tilepipe::Fp8DecodeTile64Config;
 using tilepipe::Fp8DecodeTile64KInterleavedConfig;
 using tilepipe::Fp8DecodeTileConfig;
@@ -378,6 +379,36 @@ TEST(GemmFp8, KInterleavedTile) {
     EXPECT_TRUE((run_problem<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kRowwise, KI>(p, seed++)));
   }
 }
+// The 64 x 256 tile with two consumer warpgroups of 128 columns each, each storing its half
+// (Fp8DecodeTile256SplitConfig), in every mode (each half its own block of B's scales): edge tiles
+// whose second half lies past N, f32 D; split-K through the workspace (a slot per half), stream-K;
+// one wave of tiles at N = 32768 and many short units per block.
+TEST(GemmFp8, SplitColumnsTile) {
+  TP_REQUIRE_HOPPER_TIER(fp8_available());
+  using SC = Fp8DecodeTile256SplitConfig;
+  run_shapes<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kTensorwise, SC>(true);
+  run_shapes<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kRowwise, SC>(true);
+  run_shapes<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kBlockwise, SC>(true);
+  run_shapes<__nv_fp8_e4m3, float, Fp8Scaling::kTensorwise, SC>(false);
+  int blocks = 0;
+  ASSERT_TRUE(
+      (Fp8<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kTensorwise, SC>::stream_k_blocks(blocks)));
+  const Problem cases[] = {
+      {64, 1024, 2048, 0, 0, 0, true, 4, 0},       // 4 tiles x 4 slices
+      {100, 650, 3008, 16, 0, 8, false, 3, 0},     // edge tiles x 3, random values
+      {256, 512, 4096, 0, 0, 0, true, 1, blocks},  // stream-K
+      {64, 32768, 512, 0, 0, 0, true, 1, 0},       // 128 tiles of 4 k-tiles
+      {48, 24576, 1536, 0, 0, 0, false, 1, 0},     // 96 tiles, random values
+      {1024, 6144, 384, 0, 0, 0, true, 1, 0},      // 384 tiles of 3 k-tiles
+  };
+  std::uint32_t seed = 500;
+  for (const Problem& p : cases) {
+    EXPECT_TRUE(
+        (run_problem<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kTensorwise, SC>(p, seed++)));
+    EXPECT_TRUE((run_problem<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kRowwise, SC>(p, seed++)));
+    EXPECT_TRUE((run_problem<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kBlockwise, SC>(p, seed++)));
+  }
+}
 TEST(GemmFp8, RandomValuesWithinBound) {
   TP_REQUIRE_HOPPER_TIER(fp8_available());
   run_shapes<__nv_fp8_e4m3, float, Fp8Scaling::kBlockwise>(false);
@@ -663,9 +694,9 @@ TEST(GemmFp8, Random) {
     }
   };
   int failures = 0, counts[3] = {0, 0, 0}, split = 0, stream = 0, random_values = 0;
-  // Problems on the 128 x 128, 128 x 256, 64 x 128, 128 x 192, 64 x 192 and 64 x 64 tiles, and
-  // the 64 x 64 one with k-interleaved consumers.
-  int tiles[7] = {0, 0, 0, 0, 0, 0, 0};
+  // Problems on the 128 x 128, 128 x 256, 64 x 128, 128 x 192, 64 x 192 and 64 x 64 tiles, the
+  // 64 x 64 one with k-interleaved consumers and the 64 x 256 one with split columns.
+  int tiles[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   double worst = 0.0;
   for (std::uint64_t i = 0; i < count && failures < 5; ++i) {
     Problem p{dim(max_dim), dim(max_dim), 16 * (1 + pick(160))};
@@ -677,10 +708,10 @@ TEST(GemmFp8, Random) {
     random_values += !p.exact;
     int mode = pick(3);
     const int kind = pick(5);
-    // e4m3 -> bf16 runs on each of the seven tiles (the 192-wide and k-interleaved ones
+    // e4m3 -> bf16 runs on each of the eight tiles (the 192-wide and k-interleaved ones
     // tensorwise and row-wise); e5m2 -> bf16 tensorwise and e4m3 -> f32 block-wise (fewer
     // kernels) on the 128 x 128 one.
-    const int tile = kind < 2 ? 0 : pick(7);
+    const int tile = kind < 2 ? 0 : pick(8);
     if (kind < 2) mode = kind == 0 ? 0 : 2;
     if ((tile == 3 || tile == 4 || tile == 6) && mode == 2) mode = pick(2);
     ++tiles[tile];
@@ -704,6 +735,8 @@ TEST(GemmFp8, Random) {
       TP_FP8_RUN(__nv_fp8_e4m3, __nv_bfloat16, Fp8DecodeTileConfig);
     } else if (tile == 5) {
       TP_FP8_RUN(__nv_fp8_e4m3, __nv_bfloat16, Fp8DecodeTile64Config);
+    } else if (tile == 7) {
+      TP_FP8_RUN(__nv_fp8_e4m3, __nv_bfloat16, Fp8DecodeTile256SplitConfig);
     } else if (tile == 6) {
       ok = mode == 0 ? run_problem<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kTensorwise,
                                    Fp8DecodeTile64KInterleavedConfig>(p, seed, w)
@@ -732,11 +765,12 @@ TEST(GemmFp8, Random) {
   std::printf(
       "[fp8-fuzz] %llu problems (%d tensorwise, %d rowwise, %d blockwise; %d split-K, %d "
       "stream-K; %d on the 128 x 256 tile, %d on the 64 x 128 one, %d on the 128 x 192 one, %d "
-      "on the 64 x 192 one, %d on the 64 x 64 one, %d on it k-interleaved; %d random-valued), "
+      "on the 64 x 192 one, %d on the 64 x 64 one, %d on it k-interleaved, %d on the 64 x 256 "
+      "one with split columns; %d random-valued), "
       "%d failures, worst |error|/bound of the random-valued %.3g (seed %llu)\n",
       static_cast<unsigned long long>(counts[0] + counts[1] + counts[2]), counts[0], counts[1],
       counts[2], split, stream, tiles[1], tiles[2], tiles[3], tiles[4], tiles[5], tiles[6],
-      random_values, failures, worst, static_cast<unsigned long long>(seed0));
+      tiles[7], random_values, failures, worst, static_cast<unsigned long long>(seed0));
   EXPECT_EQ(failures, 0);
 }
 

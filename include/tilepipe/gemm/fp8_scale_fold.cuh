@@ -57,7 +57,9 @@ class Fp8ScaleFold {
       ld_a_ = p.ld_a;
       a_ = p.a + k_tile_begin * ld_a_ + r0;
       a1_ = r1 - r0;
-      const int nb = n0 / kFp8ScaleBlock;
+      // A split-column tile's second half may lie wholly past N: it reads the last block's
+      // scales (never stored), as rows past M read row M - 1's.
+      const int nb = min(n0 / kFp8ScaleBlock, p.blocks_n - 1);
       b_ = p.b + static_cast<std::int64_t>(nb) * p.ld_b + k_tile_begin;
       // A 256-wide tile's second block may lie past N: it then reads the first's scales.
       b1_ = nb + 1 < p.blocks_n ? p.ld_b : 0;

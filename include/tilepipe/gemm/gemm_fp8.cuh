@@ -54,7 +54,8 @@ namespace tilepipe {
 //! GemmFp8Sm90's tiles: 128 x 128 x 128 with 6 stages (the default), 128 x 256 x 128 with 4,
 //! 64 x 128 x 128 with 8 for decode-sized M, and for M <= 128 192 wide with 4 (128 rows) and 6
 //! (64 rows) stages and 64 x 64 with 12, or with 11 and two consumer warpgroups that take
-//! alternate k-tiles (Config below says when each is faster).
+//! alternate k-tiles, and 64 x 256 with 4, two consumer warpgroups taking 128 columns each
+//! (Config below says when each is faster).
 using Fp8TileConfig = HopperTileConfig<128, 128, 6, 1>;
 using Fp8WideTileConfig = HopperTileConfig<128, 256, 4, 1>;
 using Fp8DecodeTileConfig = HopperTileConfig<64, 128, 8, 1>;
@@ -63,6 +64,7 @@ using Fp8DecodeTile192Config = HopperTileConfig<64, 192, 6, 1>;
 using Fp8DecodeTile64Config = HopperTileConfig<64, 64, 12, 1>;
 using Fp8DecodeTile64KInterleavedConfig =
     HopperTileConfig<64, 64, 11, 1, HopperSchedule::kKInterleaved>;
+using Fp8DecodeTile256SplitConfig = HopperTileConfig<64, 256, 4, 1, HopperSchedule::kSplitColumns>;
 
 //! The arguments of an FP8 GEMM (GemmFp8Sm90). One problem; no batches.
 template <class ElementAB, class ElementD, class OutputOp = Identity>
@@ -117,6 +119,9 @@ struct GemmFp8Arguments {
 //!                    tile runs unsplit, its one warpgroup's folds and wgmma latency set the pace;
 //!                    two ran 1.05-1.18 x as fast on the H200 with K >= 2048 (log 60). Split,
 //!                    its slices meet through the workspace (no cluster), and it lost there.
+//!                    Or Fp8DecodeTile256SplitConfig (64 x 256, 4 stages, two consumer
+//!                    warpgroups of 128 columns each): at M <= 64 with many columns and short
+//!                    K, one wave of tiles where the 64 x 128 tile needs two.
 //!                    Fp8ScheduleHeuristic picks one per shape (fp8_schedule.cuh)
 template <class ElementAB, class ElementD, Fp8Scaling Scaling, class OutputOp = Identity,
           class Config = Fp8TileConfig>

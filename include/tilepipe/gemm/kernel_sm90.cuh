@@ -96,16 +96,16 @@ struct GemmKernelSm90 {
   //! only where k-blocks are folded (GemmFp8Sm90 alone asks for it; elsewhere: compile time).
   static constexpr bool kReducesInCluster = kFoldsKBlocks && !kGrouped && !Tile::kPingPong &&
                                             Mainloop::kClusterM == 1 && Mainloop::kConsumers == 1;
-  static_assert(!Tile::kKInterleaved || (kFoldsKBlocks && !kGrouped && kClusterM == 1),
-                "GemmKernelSm90: k-interleaved consumers need a k-block operator (FP8's fold), "
-                "one problem and no cluster");
-  //! Rows between consumer warpgroups' parts of a tile (k-interleaved: the same rows).
-  static constexpr int kRowStep = Tile::kKInterleaved ? 0 : 64;
+  static_assert((!Tile::kKInterleaved && !Tile::kSplitColumns) ||
+                    (kFoldsKBlocks && !kGrouped && kClusterM == 1),
+                "GemmKernelSm90: k-interleaved or split-column consumers need a k-block operator "
+                "(FP8's fold), one problem and no cluster");
+  //! Rows and columns between consumer warpgroups' parts of a tile (k-interleaved: the same).
+  static constexpr int kRowStep = Tile::kKInterleaved || Tile::kSplitColumns ? 0 : 64;
+  static constexpr int kColumnStep = Tile::kSplitColumns ? Tile::kConsumerN : 0;
   //! Whether a consumer keeps its unit's place (4 registers) through the mainloop, not finding
-  //! the unit again (0.6 us a decode tile, log 55): FP8's one-consumer and k-interleaved tiles
-  //! (the others spill).
-  static constexpr bool kKeepsPlace =
-      kFoldsKBlocks && !kGrouped && (Mainloop::kConsumers == 1 || Tile::kKInterleaved);
+  //! the unit again (0.6 us a decode tile, log 55): FP8's 64-row tiles (the others spill).
+  static constexpr bool kKeepsPlace = kFoldsKBlocks && !kGrouped && Tile::kM == 64;
   //! Whether the producer sends each unit's number to the consumers with its first k-tile
   //! (`GroupedScheduler::Walk`: dealt or claimed on demand) rather than each role walking the
   //! deal: grouped, cooperative, unclustered, the tensor cores accumulating.
@@ -259,7 +259,8 @@ struct GemmKernelSm90 {
           [[maybe_unused]] int m0 = 0, n0 = 0, batch = 0, pieces = 0;
           if constexpr (kFoldsKBlocks) {
             const auto u = work.unit(worker, j);
-            m0 = Place::m0_of(u, rank) + kRowStep * consumer, n0 = Place::n0_of(u);
+            m0 = Place::m0_of(u, rank) + kRowStep * consumer;
+            n0 = Place::n0_of(u) + kColumnStep * consumer;
             batch = Place::batch_of(u);
             if constexpr (kKeepsPlace) pieces = u.pieces;
             mainloop.consume(

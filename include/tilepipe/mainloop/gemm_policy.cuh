@@ -78,6 +78,10 @@ enum class HopperSchedule {
   //! Only where the consumers fold each k-tile (GemmFp8Sm90, tensorwise and row-wise): there one
   //! warpgroup's fold and its wgmmas' latency, not the tensor cores, set a small tile's pace.
   kKInterleaved,
+  //! Two consumers share each `64 x TileN` tile by columns, `TileN / 2` each, and each stores its
+  //! half: one wave of wide tiles where M is one 64-row tile, with the work per k-tile of two
+  //! narrow ones but half the waves. Only where the consumers fold each k-tile (GemmFp8Sm90).
+  kSplitColumns,
 };
 
 //! Tile and pipeline depth of the Hopper tier.
@@ -89,8 +93,9 @@ enum class HopperSchedule {
 //! \tparam ClusterM  CTAs per cluster along M (1, 2 or 4): the cluster's tiles share their B
 //!                   tile, which each CTA copies a part of and multicasts (TmaTileLoader)
 //! \tparam Schedule  cooperative (the consumers share each tile), ping-pong (two consumers
-//!                   take `64 x TileN` tiles in turn) or k-interleaved (two share each tile's
-//!                   k-tiles); TileM must be 64 for the last two
+//!                   take `64 x TileN` tiles in turn), k-interleaved (two share each tile's
+//!                   k-tiles) or split columns (two take half its columns each); TileM must be 64
+//!                   for the last three
 template <int TileM, int TileN, int Stages, int ClusterM = 1,
           HopperSchedule Schedule = HopperSchedule::kCooperative>
 struct HopperTileConfig {
@@ -98,7 +103,11 @@ struct HopperTileConfig {
                 "HopperTileConfig: TileM must be 64 or 128 (one or two consumer warpgroups of 64 "
                 "rows)");
   static_assert(Schedule == HopperSchedule::kCooperative || TileM == 64,
-                "HopperTileConfig: a ping-pong or k-interleaved tile is 64 rows (one warpgroup's)");
+                "HopperTileConfig: a ping-pong, k-interleaved or split-column tile is 64 rows (one "
+                "warpgroup's)");
+  static_assert(Schedule != HopperSchedule::kSplitColumns || TileN == 256,
+                "HopperTileConfig: a split-column tile is 256 wide (two consumers of 128 columns; "
+                "the epilogue stores whole 64-column chunks of 16-bit D)");
   static_assert(TileN == 64 || TileN == 128 || TileN == 192 || TileN == 256,
                 "HopperTileConfig: TileN must be 64, 128, 192 or 256 (the N of one wgmma)");
   static_assert(Stages >= 2, "HopperTileConfig: the ring needs at least 2 stages");
@@ -113,10 +122,14 @@ struct HopperTileConfig {
   static constexpr HopperSchedule kSchedule = Schedule;
   static constexpr bool kPingPong = Schedule == HopperSchedule::kPingPong;
   static constexpr bool kKInterleaved = Schedule == HopperSchedule::kKInterleaved;
-  //! Consumer warpgroups in the block, and how many 64-row parts of each tile they multiply
-  //! (k-interleaved: both the one, each its k-tiles; it is summed and stored as one).
-  static constexpr int kConsumers = kPingPong || kKInterleaved ? 2 : TileM / 64;
+  static constexpr bool kSplitColumns = Schedule == HopperSchedule::kSplitColumns;
+  //! Consumer warpgroups in the block, and how many parts of each tile they multiply: 64-row
+  //! parts, or (split columns) `64 x kConsumerN` ones (k-interleaved: both the one, each its
+  //! k-tiles; it is summed and stored as one).
+  static constexpr int kConsumers = kPingPong || kKInterleaved || kSplitColumns ? 2 : TileM / 64;
   static constexpr int kConsumersPerTile = kPingPong || kKInterleaved ? 1 : kConsumers;
+  //! Columns of a consumer's part (its wgmmas' N and its accumulators').
+  static constexpr int kConsumerN = kSplitColumns ? TileN / 2 : TileN;
   static constexpr int kClusterM = ClusterM;
   //! One producer warpgroup and the consumers.
   static constexpr int kThreads = 128 * (1 + kConsumers);

@@ -13,7 +13,7 @@ template <class Hook, class OnKBlock>
 TILEPIPE_DEVICE void WarpSpecializedMainloop<Element, LayoutA, LayoutB, Config>::consume(
     Accumulators& acc, State& state, int rows, int k_tiles, Hook&& while_in_flight,
     OnKBlock&& on_k_block, int stagger_barrier) {
-  static_assert(!Config::kKInterleaved || Config::kN <= kPartialN,
+  static_assert(!Config::kKInterleaved || kConsumerN <= kPartialN,
                 "WarpSpecializedMainloop: k-interleaved consumers fold whole k-tiles (one set of "
                 "partial products as wide as the tile, at most 128 or 192 columns)");
   acc.clear();
@@ -35,7 +35,7 @@ TILEPIPE_DEVICE void WarpSpecializedMainloop<Element, LayoutA, LayoutB, Config>:
     past_unit();
     return;
   }
-  const int a_offset = Config::kKInterleaved ? 0 : rows * 64 * kTileK;
+  const int a_part = a_offset(rows), b_part = b_offset(rows);
   const auto k_of = [&](int kt) { return first + kt * kStride; };  // in the unit
   // To this consumer's next k-tile.
   const auto step = [](State& st) {
@@ -64,14 +64,14 @@ TILEPIPE_DEVICE void WarpSpecializedMainloop<Element, LayoutA, LayoutB, Config>:
     arch::named_barrier_sync(stagger_barrier, 256);        // consumer 0's signal
     arch::named_barrier_arrive(stagger_barrier + 1, 256);  // the next unit's credit
   }
-  if constexpr (Config::kN > kPartialN) {
+  if constexpr (kConsumerN > kPartialN) {
     // Each half's wgmmas complete before it is folded: none is in flight across the back edge.
     Partial p;
     for (int kt = 0; kt < k_tiles; ++kt) {
       ring_.consumer_wait(state);
       trace::record(trace::Event::kWaitDone, traced + kt);
-      const Element* a = s_.a[state.index()] + a_offset;
-      const Element* b = s_.b[state.index()];
+      const Element* a = s_.a[state.index()] + a_part;
+      const Element* b = s_.b[state.index()] + b_part;
       PartialMma::issue(p, a, b, /*accumulate=*/false);
       arch::wgmma_wait_group<0>();
       arch::wgmma_fence_operands(p.x);
@@ -94,7 +94,8 @@ TILEPIPE_DEVICE void WarpSpecializedMainloop<Element, LayoutA, LayoutB, Config>:
       if (ahead != 0) step(st);
       ring_.consumer_wait(st);
       trace::record(trace::Event::kWaitDone, traced + kt);
-      Mma::issue(partial, s_.a[st.index()] + a_offset, s_.b[st.index()], /*accumulate=*/false);
+      Mma::issue(partial, s_.a[st.index()] + a_part, s_.b[st.index()] + b_part,
+                 /*accumulate=*/false);
     };
     // k-tile `kt`'s wgmmas have completed: releases its slot, folds `partial`.
     const auto fold = [&](Accumulators& partial, int kt) {

@@ -51,16 +51,19 @@ class WarpSpecializedMainloop {
   static_assert(Config::kN != 192 || arch::is_wgmma_fp8_v<Element>,
                 "WarpSpecializedMainloop: a 192-wide tile is FP8's (GemmFp8Sm90's decode tiles); "
                 "the 16-bit and tf32 GEMMs take 64, 128 or 256");
-  using Mma = WarpgroupMma<Element, LayoutA, LayoutB, Config::kN, kTileK>;
+  //! A consumer warpgroup's part of the tile: 64 rows of `kConsumerN` columns (the tile's width,
+  //! or half of it with split columns).
+  static constexpr int kConsumerN = Config::kConsumerN;
+  using Mma = WarpgroupMma<Element, LayoutA, LayoutB, kConsumerN, kTileK>;
   using Accumulators = typename Mma::Accumulators;
-  //! The per-k-block seam's partial products: at most 128 columns, so that a 256-wide tile
+  //! The per-k-block seam's partial products: at most 128 columns, so that a 256-wide part
   //! (whose accumulators take 128 registers) multiplies each k-tile in two halves into one set;
-  //! a 192-wide tile's are one set of its whole width (`kOnePartial`).
-  static constexpr int kPartialN = Config::kN > 128 && Config::kN != 192 ? 128 : Config::kN;
-  //! Whether the seam keeps one set of partial products of the tile's width, each k-tile's
-  //! wgmmas completing before it is folded: a 192-wide tile, whose 96 registers of sums and 96
+  //! a 192-wide part's are one set of its whole width (`kOnePartial`).
+  static constexpr int kPartialN = kConsumerN > 128 && kConsumerN != 192 ? 128 : kConsumerN;
+  //! Whether the seam keeps one set of partial products of the part's width, each k-tile's
+  //! wgmmas completing before it is folded: a 192-wide part, whose 96 registers of sums and 96
   //! of products leave no room for a second set.
-  static constexpr bool kOnePartial = Config::kN == 192;
+  static constexpr bool kOnePartial = kConsumerN == 192;
   using PartialMma = WarpgroupMma<Element, LayoutA, LayoutB, kPartialN, kTileK>;
   using Partial = typename PartialMma::Accumulators;
   using Params = typename Loader::Params;
@@ -77,6 +80,15 @@ class WarpSpecializedMainloop {
   static constexpr std::uint32_t kReleaseArrivals = 4 * Config::kConsumersPerTile;
   //! `produce`'s tag for a slot that carries none.
   static constexpr int kNoTag = INT_MIN;
+
+  //! Where consumer part `part`'s operands start in a slot: rows `64 * part ..` of A
+  //! (cooperative), or columns `kConsumerN * part ..` of B (split columns); 0 for the others.
+  TILEPIPE_HOST_DEVICE static constexpr int a_offset(int part) {
+    return Config::kKInterleaved || Config::kSplitColumns ? 0 : part * 64 * kTileK;
+  }
+  TILEPIPE_HOST_DEVICE static constexpr int b_offset(int part) {
+    return Config::kSplitColumns ? part * kConsumerN * kTileK : 0;
+  }
 
   //! One thread of the block, before any role starts (then `__syncthreads()`, or in a cluster
   //! `arch::cluster_sync()`).
@@ -157,10 +169,11 @@ class WarpSpecializedMainloop {
     return __shfl_sync(0xffffffffu, tag, 0);
   }
 
-  //! `acc = A * B` over `k_tiles` k-tiles for the warpgroup multiplying rows `64 * rows ..` of
-  //! the tile (cooperative: the consumer's number; ping-pong: 0). One k-tile's wgmmas stay in
-  //! flight while the next k-tile's are issued; a slot is released once the wgmmas reading it
-  //! have completed.
+  //! `acc = A * B` over `k_tiles` k-tiles for the warpgroup multiplying part `rows` of the tile:
+  //! rows `64 * rows ..` (cooperative: the consumer's number; ping-pong: 0), or with split
+  //! columns (`HopperSchedule::kSplitColumns`) columns `kConsumerN * rows ..`. One k-tile's wgmmas
+  //! stay in flight while the next k-tile's are issued; a slot is released once the wgmmas reading
+  //! it have completed.
   TILEPIPE_DEVICE void consume(Accumulators& acc, State& state, int rows, int k_tiles) {
     consume(acc, state, rows, k_tiles, [] {});
   }
@@ -177,20 +190,20 @@ class WarpSpecializedMainloop {
       while_in_flight();
       return;
     }
-    const int a_offset = rows * 64 * kTileK;
+    const int a_part = a_offset(rows), b_part = b_offset(rows);
     const bool releases = threadIdx.x % 32 == 0;  // one arrival per warp
 
     ring_.consumer_wait(state);
     int traced = traced_.next();  // the k-tile's number in the trace (trace/trace.cuh)
     trace::record(trace::Event::kWaitDone, traced);
-    Mma::issue(acc, s_.a[state.index()] + a_offset, s_.b[state.index()]);
+    Mma::issue(acc, s_.a[state.index()] + a_part, s_.b[state.index()] + b_part);
     State in_flight = state;
     state.advance();
     if (k_tiles == 1) while_in_flight();
     for (int kt = 1; kt < k_tiles; ++kt) {
       ring_.consumer_wait(state);
       trace::record(trace::Event::kWaitDone, traced + 1);
-      Mma::issue(acc, s_.a[state.index()] + a_offset, s_.b[state.index()]);
+      Mma::issue(acc, s_.a[state.index()] + a_part, s_.b[state.index()] + b_part);
       if (kt == 1) while_in_flight();
       // The previous k-tile's group has completed: its slot may be refilled.
       arch::wgmma_wait_group<1>();
@@ -233,10 +246,10 @@ class WarpSpecializedMainloop {
   //! f32, where the tensor cores' own accumulation keeps too few bits (fp8). k-tile `kt + 1`'s
   //! wgmmas are issued into the other set before k-tile `kt` is folded, so that the tensor cores
   //! run through the fold (three sets of accumulators: the consumers' `setmaxnreg` budget, not the
-  //! launch's 168, must hold them). A tile 256 wide has room for one set of half its width
+  //! launch's 168, must hold them). A part 256 wide has room for one set of half its width
   //! (`Partial`): each k-tile is multiplied and folded in two halves, one after the other,
   //! `on_k_block(acc, partial, kt, half)` folding columns `128 * half ..`; the block's other
-  //! consumer keeps the tensor cores busy meanwhile. A tile 192 wide has one set of its whole
+  //! consumer keeps the tensor cores busy meanwhile. A part 192 wide has one set of its whole
   //! width (`kOnePartial`): each k-tile's wgmmas complete before it is folded. Where `on_k_block`
   //! has a member
   //! `void prefetch(int kt)`, it is
