@@ -57,6 +57,8 @@ template <class AB, class D, tilepipe::Fp8Scaling Scaling, class F>
 auto with_fp8_tile(const ScaledMmProblem& p, F&& f) {
   tilepipe::Fp8Tile tile{};
   const auto args = fp8_arguments<AB, D, Scaling>(p, tile);
+  if (tile == tilepipe::Fp8Tile::k64x256Split)
+    return f(args, tilepipe::Fp8DecodeTile256SplitConfig{});
   // The 192-wide and 64 x 64 tiles: tensorwise and row-wise only (the heuristic never picks them
   // block-wise).
   if constexpr (Scaling != tilepipe::Fp8Scaling::kBlockwise) {

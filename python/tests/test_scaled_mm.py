@@ -126,11 +126,12 @@ def test_exact_small_integers(mode, dtype, out_dtype):
 
 
 # On 132 SMs (H100 SXM, H200) the heuristic runs these tensorwise and row-wise on the 192-wide
-# tiles (64 and 128 rows: one wave of 128 tiles); block-wise on the 128 x 256 one.
-@pytest.mark.parametrize("m", [64, 128])
+# tiles (64 rows: 365 tiles in 3 waves against 5 waves of 64 x 128 ones; 128 rows: one wave of 128
+# tiles); block-wise on the 64 x 128 and the 128 x 256 one.
+@pytest.mark.parametrize("m,n", [(64, 70000), (128, 24576)])
 @pytest.mark.parametrize("mode", MODES)
-def test_exact_192_wide_tiles(mode, m):
-    run_and_check(m, 24576, 1536, mode, E4M3, torch.bfloat16, exact=True)
+def test_exact_192_wide_tiles(mode, m, n):
+    run_and_check(m, n, 1536, mode, E4M3, torch.bfloat16, exact=True)
 
 
 # And these on the 64 x 64 tile in 3 and 2 K slices (tensorwise and row-wise; block-wise on the
@@ -141,11 +142,21 @@ def test_exact_64_by_64_tile(mode, m):
     run_and_check(m, 2112, 7168, mode, E4M3, torch.bfloat16, exact=True)
 
 
-# And these unsplit on it in two rows of tiles, with two consumer warpgroups taking alternate
-# k-tiles (tensorwise and row-wise; block-wise on the 64 x 128 tile); odd M, 17 k-tiles.
-@pytest.mark.parametrize("m,n,k", [(128, 4096, 7168), (100, 4096, 2048), (77, 2048, 2064)])
+# And these unsplit on it from 64 rows, with two consumer warpgroups taking alternate k-tiles
+# (tensorwise and row-wise; block-wise on the 64 x 128 tile); odd M, 17 k-tiles.
+@pytest.mark.parametrize("m,n,k", [(128, 4096, 7168), (100, 4096, 2048), (77, 2048, 2064),
+                                   (64, 7168, 2048)])
 @pytest.mark.parametrize("mode", MODES)
 def test_exact_k_interleaved_tile(mode, m, n, k):
+    run_and_check(m, n, k, mode, E4M3, torch.bfloat16, exact=True)
+
+
+# The 64 x 256 tile with two consumer warpgroups of 128 columns each, where the heuristic picks it
+# (at most 64 rows, one wave of it against two of 64 x 128 tiles on 132 SMs), in every mode; odd M,
+# an edge tile half past N, a partial last k-block.
+@pytest.mark.parametrize("m,n,k", [(64, 32768, 512), (33, 24576, 1536), (64, 20096, 2064)])
+@pytest.mark.parametrize("mode", MODES)
+def test_exact_split_columns_tile(mode, m, n, k):
     run_and_check(m, n, k, mode, E4M3, torch.bfloat16, exact=True)
 
 

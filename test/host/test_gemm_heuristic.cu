@@ -283,19 +283,23 @@ TEST(Fp8ScheduleHeuristic, MeasuredShapes) {
   constexpr auto kNarrow = tilepipe::Fp8Tile::k128x128, kWide = tilepipe::Fp8Tile::k128x256,
                  kDecode = tilepipe::Fp8Tile::k64x128, k192 = tilepipe::Fp8Tile::k128x192,
                  kDecode192 = tilepipe::Fp8Tile::k64x192, kDecode64 = tilepipe::Fp8Tile::k64x64,
-                 kDecode64KI = tilepipe::Fp8Tile::k64x64Interleaved;
+                 kDecode64KI = tilepipe::Fp8Tile::k64x64Interleaved,
+                 kDecodeSplit = tilepipe::Fp8Tile::k64x256Split;
   constexpr auto kRowwise = tilepipe::Fp8Scaling::kRowwise;
   // Decode, tensorwise and row-wise, up to 128 rows: 64 x 64 tiles where they fit one wave, in the
-  // most slices whose clusters fit (2: 66, 3: 39, 4: 29); unsplit in two rows of tiles with
-  // K >= 2048, with k-interleaved consumers.
+  // most slices whose clusters fit (2: 66, 3: 39, 4: 29); unsplit from 64 rows with K >= 2048,
+  // with k-interleaved consumers.
   EXPECT_EQ(select(64, 2112, 7168), (GemmFp8Schedule{3, 0, kDecode64}));     // 33 tiles
   EXPECT_EQ(select(64, 4096, 7168), (GemmFp8Schedule{2, 0, kDecode64}));     // 64 tiles
   EXPECT_EQ(select(128, 2112, 7168), (GemmFp8Schedule{2, 0, kDecode64}));    // 66 tiles
   EXPECT_EQ(select(128, 4096, 7168), (GemmFp8Schedule{1, 0, kDecode64KI}));  // 128 tiles
-  EXPECT_EQ(select(64, 7168, 16384), (GemmFp8Schedule{1, 0, kDecode64}));    // 112 tiles
+  EXPECT_EQ(select(64, 7168, 16384), (GemmFp8Schedule{1, 0, kDecode64KI}));  // 112 tiles
+  EXPECT_EQ(select(48, 7168, 16384), (GemmFp8Schedule{1, 0, kDecode64}));    // partly empty
   EXPECT_EQ(select(64, 1024, 7168), (GemmFp8Schedule{4, 0, kDecode64}));     // 14 k-tiles a slice
-  EXPECT_EQ(select(64, 7168, 2048), (GemmFp8Schedule{1, 0, kDecode64}));     // 16 k-tiles
-  EXPECT_EQ(select(64, 4096, 2048), (GemmFp8Schedule{1, 0, kDecode64}));     // 64 rows
+  EXPECT_EQ(select(64, 7168, 2048), (GemmFp8Schedule{1, 0, kDecode64KI}));   // 16 k-tiles
+  EXPECT_EQ(select(64, 4096, 2048), (GemmFp8Schedule{1, 0, kDecode64KI}));
+  EXPECT_EQ(select(32, 7168, 2048), (GemmFp8Schedule{1, 0, kDecode64}));
+  EXPECT_EQ(select(64, 7168, 1920), (GemmFp8Schedule{1, 0, kDecode64}));  // 15 k-tiles
   EXPECT_EQ(select(100, 4096, 2048), (GemmFp8Schedule{1, 0, kDecode64KI}));
   EXPECT_EQ(select(128, 4096, 7168, kRowwise), (GemmFp8Schedule{1, 0, kDecode64KI}));
   EXPECT_EQ(select(64, 4096, 7168, kRowwise), (GemmFp8Schedule{2, 0, kDecode64}));
@@ -304,10 +308,14 @@ TEST(Fp8ScheduleHeuristic, MeasuredShapes) {
   EXPECT_EQ(select(256, 7168, 16384), (GemmFp8Schedule{1, 0, kDecode}));  // 224 tiles
   EXPECT_EQ(select(128, 7168, 2048), (GemmFp8Schedule{1, 0, kDecode}));
   EXPECT_EQ(select(192, 2112, 7168), (GemmFp8Schedule{2, 0, kDecode}));  // 64 x 64 up to 128 rows
-  // 192 tiles of 128 columns take two waves where 128 tiles of 192 take one.
-  EXPECT_EQ(select(64, 24576, 1536), (GemmFp8Schedule{1, 0, kDecode192}));
-  EXPECT_EQ(select(64, 24576, 1536, kRowwise), (GemmFp8Schedule{1, 0, kDecode192}));
-  EXPECT_EQ(select(64, 32768, 512), (GemmFp8Schedule{1, 0, kDecode}));  // 256: two full waves
+  // At most 64 rows, every mode: where 64 x 128 tiles take two waves and 64 x 256 ones one, the
+  // split-column tile (96 and 128 tiles); otherwise 128 tiles of 192 columns in one wave.
+  EXPECT_EQ(select(64, 24576, 1536), (GemmFp8Schedule{1, 0, kDecodeSplit}));
+  EXPECT_EQ(select(64, 24576, 1536, kRowwise), (GemmFp8Schedule{1, 0, kDecodeSplit}));
+  EXPECT_EQ(select(64, 32768, 512), (GemmFp8Schedule{1, 0, kDecodeSplit}));
+  EXPECT_EQ(select(32, 32768, 512, kRowwise), (GemmFp8Schedule{1, 0, kDecodeSplit}));
+  EXPECT_EQ(select(64, 16384, 2048), (GemmFp8Schedule{1, 0, kDecode}));     // 128 tiles: one wave
+  EXPECT_EQ(select(64, 70000, 1536), (GemmFp8Schedule{1, 0, kDecode192}));  // 3 waves against 5
   // Block-wise: the 64-row tile only where it is split (its one consumer folds alone), where
   // the 128 x 128 tiles would leave SMs idle with K too short to split (56 tiles of 16 k-tiles),
   // or at most 64 rows with short K (128-row tiles half empty).
@@ -320,8 +328,10 @@ TEST(Fp8ScheduleHeuristic, MeasuredShapes) {
   EXPECT_EQ(select(128, 7168, 16384, kBlockwise), (GemmFp8Schedule{2, 0, kNarrow}));
   // (0.89 x the 128-row tile in 3 slices, the best measured; 0.96 x it in 4, the former pick.)
   EXPECT_EQ(select(128, 4096, 7168, kBlockwise), (GemmFp8Schedule{2, 0, kDecode}));
-  EXPECT_EQ(select(64, 24576, 1536, kBlockwise), (GemmFp8Schedule{1, 0, kDecode}));
-  EXPECT_EQ(select(64, 32768, 512, kBlockwise), (GemmFp8Schedule{1, 0, kDecode}));
+  EXPECT_EQ(select(64, 24576, 1536, kBlockwise), (GemmFp8Schedule{1, 0, kDecodeSplit}));
+  EXPECT_EQ(select(64, 32768, 512, kBlockwise), (GemmFp8Schedule{1, 0, kDecodeSplit}));
+  EXPECT_EQ(select(64, 24576, 7168, kBlockwise), (GemmFp8Schedule{1, 0, kDecodeSplit}));
+  EXPECT_EQ(select(64, 16384, 1536, kBlockwise), (GemmFp8Schedule{1, 0, kDecode}));
   EXPECT_EQ(select(64, 16384, 7168, kBlockwise), (GemmFp8Schedule{1, 0, kNarrow}));  // long K
   EXPECT_EQ(select(64, 7168, 2048, kBlockwise), (GemmFp8Schedule{1, 0, kDecode}));
   EXPECT_EQ(select(128, 7168, 2048, kBlockwise), (GemmFp8Schedule{1, 0, kDecode}));
@@ -366,27 +376,41 @@ TEST(Fp8ScheduleHeuristic, SlicesLongAndWithinAWave) {
             const bool decode = s.tile == tilepipe::Fp8Tile::k64x128 ||
                                 s.tile == tilepipe::Fp8Tile::k64x192 ||
                                 s.tile == tilepipe::Fp8Tile::k64x64 ||
-                                s.tile == tilepipe::Fp8Tile::k64x64Interleaved;
+                                s.tile == tilepipe::Fp8Tile::k64x64Interleaved ||
+                                s.tile == tilepipe::Fp8Tile::k64x256Split;
+            const bool split_columns = s.tile == tilepipe::Fp8Tile::k64x256Split;
             const bool square64 = s.tile == tilepipe::Fp8Tile::k64x64 ||
                                   s.tile == tilepipe::Fp8Tile::k64x64Interleaved;
             const bool wide192 =
                 s.tile == tilepipe::Fp8Tile::k128x192 || s.tile == tilepipe::Fp8Tile::k64x192;
             const std::int64_t tile_m = decode ? H::kDecodeTileM : H::kTileM;
-            const std::int64_t tile_n = s.tile == tilepipe::Fp8Tile::k128x256 ? H::kWideTileN
-                                        : wide192                             ? H::kTile192N
-                                        : square64                            ? H::kDecode64TileN
-                                                                              : H::kTileN;
+            const std::int64_t tile_n = s.tile == tilepipe::Fp8Tile::k128x256 || split_columns
+                                            ? H::kWideTileN
+                                        : wide192  ? H::kTile192N
+                                        : square64 ? H::kDecode64TileN
+                                                   : H::kTileN;
             // The 64 x 64 tile: up to 128 rows, never block-wise, its tiles within one wave.
             if (square64) {
               ASSERT_NE(scaling, tilepipe::Fp8Scaling::kBlockwise) << m << "x" << n << "x" << k;
               ASSERT_LE(m, H::kTileM) << m << "x" << n << "x" << k;
               ASSERT_LE((m + 63) / 64 * ((n + H::kDecode64TileN - 1) / H::kDecode64TileN), sms)
                   << m << "x" << n << "x" << k;
-              // k-interleaved consumers exactly where it runs unsplit, more than 64 rows, with
-              // K >= 16 k-tiles.
+              // k-interleaved consumers exactly where it runs unsplit, from 64 rows, with K >= 16
+              // k-tiles.
               ASSERT_EQ(s.tile == tilepipe::Fp8Tile::k64x64Interleaved,
-                        s.split_k == 1 && m > 64 && (k + 127) / 128 >= H::kDecodeMinKTiles)
+                        s.split_k == 1 && m >= 64 && (k + 127) / 128 >= H::kDecodeMinKTiles)
                   << m << "x" << n << "x" << k;
+            }
+            // The split-column tile: at most 64 rows, whole tiles in one wave, exactly where
+            // 64 x 128 ones would take more.
+            if (m <= 64 && s.split_k == 1 && (n + 127) / 128 > sms && (n + 255) / 256 <= sms)
+              ASSERT_TRUE(split_columns) << m << "x" << n << "x" << k;
+            if (split_columns) {
+              ASSERT_LE(m, H::kDecodeTileM) << m << "x" << n << "x" << k;
+              ASSERT_EQ(s.split_k, 1);
+              ASSERT_EQ(s.stream_k, 0);
+              ASSERT_LE((n + 255) / 256, sms) << m << "x" << n << "x" << k;
+              ASSERT_GT((n + 127) / 128, sms) << m << "x" << n << "x" << k;
             }
             // The 192-wide tiles: whole tiles, at most 64 rows on the decode one, never
             // block-wise (they straddle B's scale blocks).
@@ -398,8 +422,8 @@ TEST(Fp8ScheduleHeuristic, SlicesLongAndWithinAWave) {
             }
             const std::int64_t tiles = (m + tile_m - 1) / tile_m * ((n + tile_n - 1) / tile_n);
             // The decode tile exactly where the rule says (block-wise: where split, where the
-            // 128 x 128 tiles fill under 80% of the SMs and cannot be split in two, or at most 64
-            // rows with short K).
+            // 128 x 128 tiles fill under 80% of the SMs and cannot be split in two, at most 64
+            // rows with short K, or the split-column tile).
             const std::int64_t k_tiles = (k + 127) / 128;
             const bool decode_shape = m <= 64 || (m <= H::kDecodeMaxM && k_tiles >= 16);
             const std::int64_t narrow = (m + 127) / 128 * ((n + 127) / 128);
@@ -407,7 +431,8 @@ TEST(Fp8ScheduleHeuristic, SlicesLongAndWithinAWave) {
                 narrow < 0.8 * sms && !(narrow * 2 <= sms && k_tiles / 2 >= H::kMinKTilesPerSlice);
             if (scaling == tilepipe::Fp8Scaling::kBlockwise) {
               const bool short_k = m <= 64 && k_tiles < 16;
-              ASSERT_TRUE(!decode || (decode_shape && (s.split_k > 1 || underfilled || short_k)))
+              ASSERT_TRUE(!decode || (decode_shape &&
+                                      (s.split_k > 1 || underfilled || short_k || split_columns)))
                   << m << "x" << n << "x" << k;
               ASSERT_TRUE(decode || !(decode_shape && (underfilled || short_k)))
                   << m << "x" << n << "x" << k;

@@ -30,14 +30,18 @@
 //! runs 64 x 64 tiles instead (M <= 128) where they fit one wave, split by the same rule: on the
 //! H200 1.12-1.17 x on 64 and 128 x 2112 x 7168, 64 x 4096 x 7168 and 64 x 7168 x 2048, 1.02-1.06 x
 //! on 128 x 4096 x 7168 and 64 x 7168 x 16384; with more tiles than SMs (M = 128, N = 7168) it lost
-//! (performance log 58). Where they run unsplit in two rows of tiles (65 to 128 rows) with K of at
-//! least kDecodeMinKTiles k-tiles, two consumer warpgroups take alternate k-tiles of each
-//! (Fp8DecodeTile64KInterleavedConfig): 1.18-1.19 x on 128 x 4096 x 7168 (H200, 20 ms runs,
-//! performance log 60); split, the one-warpgroup tile's cluster sums win. (At exactly 64 rows it
-//! ran 1.04-1.12 x in C++ too, at 32 and 48 rows 0.96-0.97 x; not yet through the operator, so
-//! not yet taken.) And unsplit at M <= 64 it runs 64 x 192 tiles where their
-//! waves hold fewer columns (`waves_192_faster`): N = 24576 on 132 SMs, 128 tiles in one wave
-//! against 192 in two, 1.13 x as fast (performance log 58).
+//! (performance log 58). Where they run unsplit with 64 to 128 rows (a whole first row) and K of
+//! at least kDecodeMinKTiles k-tiles, two consumer warpgroups take alternate k-tiles of each
+//! (Fp8DecodeTile64KInterleavedConfig): 1.18-1.19 x on 128 x 4096 x 7168, 1.04-1.12 x at 64 rows
+//! (H200, 20 ms runs, performance log 60; at 32 and 48 rows, a partly empty tile, 0.96-0.97 x);
+//! split, the one-warpgroup tile's cluster sums win. Unsplit at M <= 64, in every mode, where 64 x
+//! 128 tiles take more than one wave and 64 x 256 ones fit one (`split_columns_fill_one_wave`),
+//! the 64 x 256 tile with two consumer warpgroups of 128 columns each
+//! (Fp8DecodeTile256SplitConfig): 1.12-1.19 x the 64 x 128 tile on N = 32768, K = 512 at 32
+//! and 64 rows, 1.03-1.07 x the 64 x 192 one on N = 24576, K = 1536 (tensorwise, row-wise),
+//! 1.16-1.28 x the 64 x 128 one block-wise (performance log 61). Otherwise unsplit at M <= 64 it
+//! runs 64 x 192 tiles (tensorwise and row-wise) where their waves hold fewer columns
+//! (`waves_192_faster`), 1.13 x as fast where tried (performance log 58).
 //!
 //! **Otherwise**, with S the SM count, T = ceil(M / 128) * ceil(N / TileN) tiles and KT = ceil(K
 //! / 128) k-tiles, for each of the 128-row tiles (TileN 128, Fp8TileConfig; 256,
@@ -92,6 +96,8 @@ enum class Fp8Tile {
   k64x64,    //!< Fp8DecodeTile64Config (tensorwise and row-wise)
   //! Fp8DecodeTile64KInterleavedConfig (tensorwise and row-wise)
   k64x64Interleaved,
+  //! Fp8DecodeTile256SplitConfig
+  k64x256Split,
 };
 
 //! GemmFp8Arguments' `split_k` and `stream_k` for one problem, and the tile to run it with.
@@ -147,15 +153,18 @@ struct Fp8ScheduleHeuristic {
           (m + kDecodeTileM - 1) / kDecodeTileM * ((n + kDecode64TileN - 1) / kDecode64TileN);
       if (!blockwise && m <= kTileM && tiles_64 <= sms) {
         GemmFp8Schedule s = select_decode(m, n, k_tiles, sms, kDecode64TileN, Fp8Tile::k64x64);
-        if (s.split_k == 1 && m > kDecodeTileM && k_tiles >= kDecodeMinKTiles)
+        if (s.split_k == 1 && m >= kDecodeTileM && k_tiles >= kDecodeMinKTiles)
           s.tile = Fp8Tile::k64x64Interleaved;
         return s;
       }
       GemmFp8Schedule decode = select_decode(m, n, k_tiles, sms);
-      if (!blockwise && m <= kDecodeTileM && decode.split_k == 1 &&
-          waves_192_faster(m, n, sms, kDecodeTileM, kTileN))
+      if (m <= kDecodeTileM && decode.split_k == 1 && split_columns_fill_one_wave(n, sms))
+        decode.tile = Fp8Tile::k64x256Split;
+      else if (!blockwise && m <= kDecodeTileM && decode.split_k == 1 &&
+               waves_192_faster(m, n, sms, kDecodeTileM, kTileN))
         decode.tile = Fp8Tile::k64x192;
-      if (!blockwise || decode.split_k > 1 || unsplit_and_underfilled(m, n, k_tiles, sms) ||
+      if (!blockwise || decode.split_k > 1 || decode.tile == Fp8Tile::k64x256Split ||
+          unsplit_and_underfilled(m, n, k_tiles, sms) ||
           (m <= kDecodeTileM && k_tiles < kDecodeMinKTiles))
         return decode;
     }
@@ -181,6 +190,11 @@ struct Fp8ScheduleHeuristic {
     const std::int64_t waves = (rows * ((n + tile_n - 1) / tile_n) + sms - 1) / sms;
     const std::int64_t waves_192 = (rows * ((n + kTile192N - 1) / kTile192N) + sms - 1) / sms;
     return waves_192 * kTile192N < waves * tile_n;
+  }
+
+  //! Whether one row of 64 x 256 tiles fits one wave where 64 x 128 ones need more (M <= 64).
+  static constexpr bool split_columns_fill_one_wave(std::int64_t n, std::int64_t sms) {
+    return (n + kTileN - 1) / kTileN > sms && (n + kWideTileN - 1) / kWideTileN <= sms;
   }
 
   //! A 64-row tile's schedule (`tile_n` wide): the most K slices, up to kMaxSplitK of at least
