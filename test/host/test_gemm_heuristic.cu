@@ -287,16 +287,19 @@ TEST(Fp8ScheduleHeuristic, MeasuredShapes) {
                  kDecodeSplit = tilepipe::Fp8Tile::k64x256Split;
   constexpr auto kRowwise = tilepipe::Fp8Scaling::kRowwise;
   // Decode, tensorwise and row-wise, up to 128 rows: 64 x 64 tiles where they fit one wave, in the
-  // most slices whose clusters fit (2: 66, 3: 39, 4: 29); unsplit from 64 rows with K >= 2048,
-  // with k-interleaved consumers.
+  // most slices whose clusters fit (2: 66, 3: 39, 4: 29); unsplit with k-interleaved consumers
+  // from 65 rows with K >= 2048, at 64 rows with K of 2048 to 4096.
   EXPECT_EQ(select(64, 2112, 7168), (GemmFp8Schedule{3, 0, kDecode64}));     // 33 tiles
   EXPECT_EQ(select(64, 4096, 7168), (GemmFp8Schedule{2, 0, kDecode64}));     // 64 tiles
   EXPECT_EQ(select(128, 2112, 7168), (GemmFp8Schedule{2, 0, kDecode64}));    // 66 tiles
   EXPECT_EQ(select(128, 4096, 7168), (GemmFp8Schedule{1, 0, kDecode64KI}));  // 128 tiles
-  EXPECT_EQ(select(64, 7168, 16384), (GemmFp8Schedule{1, 0, kDecode64KI}));  // 112 tiles
-  EXPECT_EQ(select(48, 7168, 16384), (GemmFp8Schedule{1, 0, kDecode64}));    // partly empty
-  EXPECT_EQ(select(64, 1024, 7168), (GemmFp8Schedule{4, 0, kDecode64}));     // 14 k-tiles a slice
-  EXPECT_EQ(select(64, 7168, 2048), (GemmFp8Schedule{1, 0, kDecode64KI}));   // 16 k-tiles
+  EXPECT_EQ(select(64, 7168, 16384), (GemmFp8Schedule{1, 0, kDecode64}));    // 112 tiles, long K
+  EXPECT_EQ(select(64, 7168, 4096), (GemmFp8Schedule{1, 0, kDecode64KI}));
+  EXPECT_EQ(select(64, 7168, 4224), (GemmFp8Schedule{1, 0, kDecode64}));  // 33 k-tiles
+  EXPECT_EQ(select(96, 7168, 16384), (GemmFp8Schedule{1, 0, kDecode}));   // 224 64 x 64 tiles
+  EXPECT_EQ(select(100, 4096, 16384), (GemmFp8Schedule{1, 0, kDecode64KI}));
+  EXPECT_EQ(select(64, 1024, 7168), (GemmFp8Schedule{4, 0, kDecode64}));    // 14 k-tiles a slice
+  EXPECT_EQ(select(64, 7168, 2048), (GemmFp8Schedule{1, 0, kDecode64KI}));  // 16 k-tiles
   EXPECT_EQ(select(64, 4096, 2048), (GemmFp8Schedule{1, 0, kDecode64KI}));
   EXPECT_EQ(select(32, 7168, 2048), (GemmFp8Schedule{1, 0, kDecode64}));
   EXPECT_EQ(select(64, 7168, 1920), (GemmFp8Schedule{1, 0, kDecode64}));  // 15 k-tiles
@@ -395,10 +398,12 @@ TEST(Fp8ScheduleHeuristic, SlicesLongAndWithinAWave) {
               ASSERT_LE(m, H::kTileM) << m << "x" << n << "x" << k;
               ASSERT_LE((m + 63) / 64 * ((n + H::kDecode64TileN - 1) / H::kDecode64TileN), sms)
                   << m << "x" << n << "x" << k;
-              // k-interleaved consumers exactly where it runs unsplit, from 64 rows, with K >= 16
-              // k-tiles.
+              // k-interleaved consumers exactly where it runs unsplit with K >= 16 k-tiles, from
+              // 65 rows, or at 64 rows up to 32 k-tiles.
+              const std::int64_t kt = (k + 127) / 128;
               ASSERT_EQ(s.tile == tilepipe::Fp8Tile::k64x64Interleaved,
-                        s.split_k == 1 && m >= 64 && (k + 127) / 128 >= H::kDecodeMinKTiles)
+                        s.split_k == 1 && kt >= H::kDecodeMinKTiles &&
+                            (m > 64 || (m == 64 && kt <= H::kInterleaved64MaxKTiles)))
                   << m << "x" << n << "x" << k;
             }
             // The split-column tile: at most 64 rows, whole tiles in one wave, exactly where

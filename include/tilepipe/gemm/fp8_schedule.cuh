@@ -30,14 +30,15 @@
 //! runs 64 x 64 tiles instead (M <= 128) where they fit one wave, split by the same rule: on the
 //! H200 1.12-1.17 x on 64 and 128 x 2112 x 7168, 64 x 4096 x 7168 and 64 x 7168 x 2048, 1.02-1.06 x
 //! on 128 x 4096 x 7168 and 64 x 7168 x 16384; with more tiles than SMs (M = 128, N = 7168) it lost
-//! (performance log 58). Where they run unsplit with 64 to 128 rows (a whole first row) and K of
-//! at least kDecodeMinKTiles k-tiles, two consumer warpgroups take alternate k-tiles of each
-//! (Fp8DecodeTile64KInterleavedConfig): 1.18-1.19 x on 128 x 4096 x 7168, 1.04-1.12 x at 64 rows
-//! (H200, 20 ms runs, performance log 60; at 32 and 48 rows, a partly empty tile, 0.96-0.97 x);
-//! split, the one-warpgroup tile's cluster sums win. Unsplit at M <= 64, in every mode, where 64 x
-//! 128 tiles take more than one wave and 64 x 256 ones fit one (`split_columns_fill_one_wave`),
-//! the 64 x 256 tile with two consumer warpgroups of 128 columns each
-//! (Fp8DecodeTile256SplitConfig): 1.12-1.19 x the 64 x 128 tile on N = 32768, K = 512 at 32
+//! (performance log 58). Where they run unsplit with 65 to 128 rows and K of at least
+//! kDecodeMinKTiles k-tiles, or with 64 rows and K of 16 to kInterleaved64MaxKTiles k-tiles,
+//! two consumer warpgroups take alternate k-tiles of each (Fp8DecodeTile64KInterleavedConfig):
+//! 1.18-1.19 x on 128 x 4096 x 7168, 1.04-1.12 x at 64 rows with K of 2048 to 4096 (H200, 20 ms
+//! runs, performance log 60; at 32 and 48 rows, a partly empty tile, 0.96-0.97 x; at 64 x 7168 x
+//! 16384 0.88-0.90 x, log 61); split, the one-warpgroup tile's cluster sums win. Unsplit at M <=
+//! 64, in every mode, where 64 x 128 tiles take more than one wave and 64 x 256 ones fit one
+//! (`split_columns_fill_one_wave`), the 64 x 256 tile with two consumer warpgroups of 128 columns
+//! each (Fp8DecodeTile256SplitConfig): 1.12-1.19 x the 64 x 128 tile on N = 32768, K = 512 at 32
 //! and 64 rows, 1.03-1.07 x the 64 x 192 one on N = 24576, K = 1536 (tensorwise, row-wise),
 //! 1.16-1.28 x the 64 x 128 one block-wise (performance log 61). Otherwise unsplit at M <= 64 it
 //! runs 64 x 192 tiles (tensorwise and row-wise) where their waves hold fewer columns
@@ -121,6 +122,10 @@ struct Fp8ScheduleHeuristic {
   //! The decode tile for every M up to kDecodeMaxM with K of at least kDecodeMinKTiles k-tiles,
   //! and for M up to kDecodeTileM whatever K.
   static constexpr std::int64_t kDecodeMaxM = 256, kDecodeMinKTiles = 16;
+  //! At exactly 64 rows, k-interleaved consumers up to this many k-tiles only: with longer K, B
+  //! streams from DRAM and the one-consumer tile's extra ring slot counts more (64 x 7168 x
+  //! 16384: 0.88-0.90 x tensorwise, performance log 61).
+  static constexpr std::int64_t kInterleaved64MaxKTiles = 32;
   //! Split-K below this fraction of a wave of tiles.
   static constexpr double kMinWaveFraction = 0.8;
   //! At most this many K slices, each at least this many k-tiles long (the f32 partial tiles'
@@ -153,7 +158,8 @@ struct Fp8ScheduleHeuristic {
           (m + kDecodeTileM - 1) / kDecodeTileM * ((n + kDecode64TileN - 1) / kDecode64TileN);
       if (!blockwise && m <= kTileM && tiles_64 <= sms) {
         GemmFp8Schedule s = select_decode(m, n, k_tiles, sms, kDecode64TileN, Fp8Tile::k64x64);
-        if (s.split_k == 1 && m >= kDecodeTileM && k_tiles >= kDecodeMinKTiles)
+        if (s.split_k == 1 && k_tiles >= kDecodeMinKTiles &&
+            (m > kDecodeTileM || (m == kDecodeTileM && k_tiles <= kInterleaved64MaxKTiles)))
           s.tile = Fp8Tile::k64x64Interleaved;
         return s;
       }
