@@ -45,9 +45,7 @@ struct WarpgroupPartials {
                                      int pieces, std::uint32_t epoch, int barrier, int thread) {
     float4* mine = reinterpret_cast<float4*>(slot) + thread;
     TILEPIPE_UNROLL
-    for (int q = 0; q < kRegisters / 4; ++q)
-      __stcg(mine + q * 128,
-             make_float4(acc.x[4 * q], acc.x[4 * q + 1], acc.x[4 * q + 2], acc.x[4 * q + 3]));
+    for (int q = 0; q < kRegisters / 4; ++q) __stcg(mine + q * 128, quad(acc, q));
     // The barrier orders every thread's stores before thread 0's count (a release at device
     // scope, cumulative over what the barrier ordered before it); in the warpgroup that completes
     // the count, the barrier that shares the outcome orders the acquire before every load.
@@ -106,9 +104,7 @@ struct WarpgroupPartials {
     if (rank != 0) {
       float4* mine = reinterpret_cast<float4*>(slot_of(static_cast<int>(rank))) + thread;
       TILEPIPE_UNROLL
-      for (int q = 0; q < kRegisters / 4; ++q)
-        __stcg(mine + q * 128,
-               make_float4(acc.x[4 * q], acc.x[4 * q + 1], acc.x[4 * q + 2], acc.x[4 * q + 3]));
+      for (int q = 0; q < kRegisters / 4; ++q) __stcg(mine + q * 128, quad(acc, q));
       arch::cluster_arrive();  // release: the sums, to block 0's acquire
     } else {
       arch::cluster_arrive_relaxed();
@@ -118,13 +114,7 @@ struct WarpgroupPartials {
     for (int r = 1; r < pieces; ++r) {
       const float4* src = reinterpret_cast<const float4*>(slot_of(r)) + thread;
       TILEPIPE_UNROLL
-      for (int q = 0; q < kRegisters / 4; ++q) {
-        const float4 v = __ldcg(src + q * 128);
-        acc.x[4 * q] += v.x;
-        acc.x[4 * q + 1] += v.y;
-        acc.x[4 * q + 2] += v.z;
-        acc.x[4 * q + 3] += v.w;
-      }
+      for (int q = 0; q < kRegisters / 4; ++q) add_quad(acc, q, __ldcg(src + q * 128));
     }
     return true;
   }
@@ -149,20 +139,12 @@ struct WarpgroupPartials {
     float4* buffer = reinterpret_cast<float4*>(exchange[unit % 2]) + thread;
     if (warpgroup == 1) {
       TILEPIPE_UNROLL
-      for (int q = 0; q < kRegisters / 4; ++q)
-        buffer[q * 128] =
-            make_float4(acc.x[4 * q], acc.x[4 * q + 1], acc.x[4 * q + 2], acc.x[4 * q + 3]);
+      for (int q = 0; q < kRegisters / 4; ++q) buffer[q * 128] = quad(acc, q);
     }
     arch::named_barrier_sync(barrier, 256);
     if (warpgroup == 1) return false;
     TILEPIPE_UNROLL
-    for (int q = 0; q < kRegisters / 4; ++q) {
-      const float4 v = buffer[q * 128];
-      acc.x[4 * q] += v.x;
-      acc.x[4 * q + 1] += v.y;
-      acc.x[4 * q + 2] += v.z;
-      acc.x[4 * q + 3] += v.w;
-    }
+    for (int q = 0; q < kRegisters / 4; ++q) add_quad(acc, q, buffer[q * 128]);
     return true;
   }
 
@@ -172,6 +154,19 @@ struct WarpgroupPartials {
     __syncwarp();
     arch::cluster_arrive_relaxed();
     arch::cluster_wait();
+  }
+
+ private:
+  // A thread's accumulators `4 q .. 4 q + 3`, the float4 it keeps at `q * 128 + thread` of a slot
+  // or buffer (so that each store and load of a warpgroup is one contiguous 2 KB run).
+  TILEPIPE_DEVICE static float4 quad(const Accumulators& acc, int q) {
+    return make_float4(acc.x[4 * q], acc.x[4 * q + 1], acc.x[4 * q + 2], acc.x[4 * q + 3]);
+  }
+  TILEPIPE_DEVICE static void add_quad(Accumulators& acc, int q, const float4& v) {
+    acc.x[4 * q] += v.x;
+    acc.x[4 * q + 1] += v.y;
+    acc.x[4 * q + 2] += v.z;
+    acc.x[4 * q + 3] += v.w;
   }
 };
 
