@@ -296,6 +296,15 @@ void run_shapes(bool exact) {
   }
 }
 
+// Each of `cases` on tile `Config` (e4m3 -> bf16) in each of `Modes`, seeds from `seed` on.
+template <class Config, Fp8Scaling... Modes, std::size_t N>
+void run_cases(const Problem (&cases)[N], std::uint32_t seed) {
+  for (const Problem& p : cases) {
+    const bool ok[] = {run_problem<__nv_fp8_e4m3, __nv_bfloat16, Modes, Config>(p, seed++)...};
+    for (bool each : ok) EXPECT_TRUE(each) << p.m << " x " << p.n << " x " << p.k;
+  }
+}
+
 TEST(GemmFp8, E4m3Bf16TensorwiseExact) {
   TP_REQUIRE_HOPPER_TIER(fp8_available());
   run_shapes<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kTensorwise>(true);
@@ -372,12 +381,7 @@ TEST(GemmFp8, KInterleavedTile) {
       {64, 24576, 1536, 0, 0, 0, true, 1, 0},      // 384 tiles of 12 k-tiles
       {1024, 6144, 384, 0, 0, 0, true, 1, 0},      // 1536 tiles of 3 k-tiles
   };
-  std::uint32_t seed = 400;
-  for (const Problem& p : cases) {
-    EXPECT_TRUE(
-        (run_problem<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kTensorwise, KI>(p, seed++)));
-    EXPECT_TRUE((run_problem<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kRowwise, KI>(p, seed++)));
-  }
+  run_cases<KI, Fp8Scaling::kTensorwise, Fp8Scaling::kRowwise>(cases, 400);
 }
 // The 64 x 256 tile with two consumer warpgroups of 128 columns each, each storing its half
 // (Fp8DecodeTile256SplitConfig), in every mode (each half its own block of B's scales): edge tiles
@@ -401,13 +405,7 @@ TEST(GemmFp8, SplitColumnsTile) {
       {48, 24576, 1536, 0, 0, 0, false, 1, 0},     // 96 tiles, random values
       {1024, 6144, 384, 0, 0, 0, true, 1, 0},      // 384 tiles of 3 k-tiles
   };
-  std::uint32_t seed = 500;
-  for (const Problem& p : cases) {
-    EXPECT_TRUE(
-        (run_problem<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kTensorwise, SC>(p, seed++)));
-    EXPECT_TRUE((run_problem<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kRowwise, SC>(p, seed++)));
-    EXPECT_TRUE((run_problem<__nv_fp8_e4m3, __nv_bfloat16, Fp8Scaling::kBlockwise, SC>(p, seed++)));
-  }
+  run_cases<SC, Fp8Scaling::kTensorwise, Fp8Scaling::kRowwise, Fp8Scaling::kBlockwise>(cases, 500);
 }
 TEST(GemmFp8, RandomValuesWithinBound) {
   TP_REQUIRE_HOPPER_TIER(fp8_available());

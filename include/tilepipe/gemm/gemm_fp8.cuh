@@ -120,8 +120,9 @@ struct GemmFp8Arguments {
 //!                    two ran 1.05-1.18 x as fast on the H200 with K >= 2048 (log 60). Split,
 //!                    its slices meet through the workspace (no cluster), and it lost there.
 //!                    Or Fp8DecodeTile256SplitConfig (64 x 256, 4 stages, two consumer
-//!                    warpgroups of 128 columns each): at M <= 64 with many columns and short
-//!                    K, one wave of tiles where the 64 x 128 tile needs two.
+//!                    warpgroups of 128 columns each, every mode): at M <= 64 with many
+//!                    columns, one wave of tiles where the 64 x 128 tile needs two (1.03-1.28 x
+//!                    on the H200 at N = 24576 and 32768, log 61).
 //!                    Fp8ScheduleHeuristic picks one per shape (fp8_schedule.cuh)
 template <class ElementAB, class ElementD, Fp8Scaling Scaling, class OutputOp = Identity,
           class Config = Fp8TileConfig>
