@@ -25,7 +25,6 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
-#include <climits>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -37,6 +36,7 @@
 #include "../mainloop/warp_specialized_mainloop.cuh"
 #include "../numeric/element_traits.cuh"
 #include "../status.cuh"
+#include "grouped_checks.cuh"
 #include "grouped_scheduler.cuh"
 #include "kernel_sm90.cuh"
 #include "launch.cuh"
@@ -96,6 +96,7 @@ class GemmGroupedSm90 {
       GroupedScheduler<Config::kM, Config::kN, Config::kClusterM, GroupedRaster<8>, kMaxGroups>;
   using Kernel = GemmKernelSm90<Mainloop, Epilogue, GroupedRaster<8>, void, Scheduler>;
   using Params = typename Kernel::Params;
+  using Checks = detail::GroupedChecks<Config::kM, Config::kN, Config::kClusterM, kMaxGroups>;
   static constexpr int kTileK = Mainloop::kTileK;
   static constexpr std::size_t kSharedBytes = Kernel::kSharedBytes;
   static_assert(kSharedBytes <= 227 * 1024,
@@ -109,48 +110,16 @@ class GemmGroupedSm90 {
 
   //! The device-free checks; each failure names the argument.
   static Status check_arguments(const Arguments& a) {
-    const bool masked = a.form == GroupedForm::kMasked;
-    if (a.form != GroupedForm::kContiguous && !masked)
-      return invalid("form is neither kContiguous nor kMasked");
-    if (a.groups < 1 || a.groups > kMaxGroups)
-      return invalid("groups = " + std::to_string(a.groups) + " is outside [1, " +
-                     std::to_string(kMaxGroups) + "]");
-    constexpr int kMaxExtent = INT_MAX - 4096;
-    const char* names[3] = {"m", "n", "k"};
-    const int extents[3] = {a.m, a.n, a.k};
-    for (int i = 0; i < 3; ++i)
-      if (extents[i] < 0 || extents[i] > kMaxExtent)
-        return invalid(std::string(names[i]) + " = " + std::to_string(extents[i]) +
-                       " is outside [0, " + std::to_string(kMaxExtent) + "]");
-    const int* sizes = masked ? a.counts : a.offs;
-    const char* sizes_name = masked ? "counts" : "offs";
-    if (sizes == nullptr) return invalid(std::string(sizes_name) + " is a null pointer");
-    if (reinterpret_cast<std::uintptr_t>(sizes) % alignof(int) != 0)
-      return invalid(std::string(sizes_name) + " is not aligned to 4 bytes (int32)");
-    if (reinterpret_cast<std::uintptr_t>(a.status) % alignof(int) != 0)
-      return invalid("status is not aligned to 4 bytes (int32)");
-    if (a.workspace != nullptr && a.workspace_bytes < workspace_size(a))
-      return invalid("workspace_bytes = " + std::to_string(a.workspace_bytes) + " is less than " +
-                     std::to_string(workspace_size(a)) + " (workspace_size(args))");
-    if (reinterpret_cast<std::uintptr_t>(a.workspace) % alignof(unsigned) != 0)
-      return invalid("workspace is not aligned to 4 bytes (an int32 counter)");
-    // Every group may claim all m rows (bad sizes are clamped, not refused): count its tiles so.
-    const long long items = static_cast<long long>(a.groups) *
-                            ((a.m + Config::kM - 1) / Config::kM + Config::kClusterM - 1) /
-                            Config::kClusterM * ((a.n + Config::kN - 1) / Config::kN);
-    if (items > INT_MAX) return invalid("groups x m x n has more tiles than an int counts");
-    if (a.m == 0 || a.n == 0) return Status::success();  // no element of D
-    Status s = check_output_op(a.output_op, a.m, a.n);
-    if (s && a.k > 0) s = operand("A", a.a, "lda", a.lda, a.k, 16);
-    if (s && a.k > 0)
-      s = operand("B", a.b, "ldb", a.ldb, LayoutB == Layout::kColumnMajor ? a.k : a.n, 16);
-    if (s) s = operand("D", a.d, "ldd", a.ldd, a.n, sizeof(ElementD));
-    if (s && a.k > 0 && a.groups > 1) s = stride("batch_stride_b", a.batch_stride_b, 0, true);
-    if (s && a.k > 0 && masked && a.groups > 1)
-      s = stride("batch_stride_a", a.batch_stride_a, 0, true);
-    if (s && masked && a.groups > 1)  // each group's D spans (m - 1) * ldd + n elements
-      s = stride("batch_stride_d", a.batch_stride_d, (a.m - 1) * a.ldd + a.n, false);
-    return s;
+    Status s = Checks::sizes("GemmGroupedSm90", a);
+    if (s && a.workspace != nullptr && a.workspace_bytes < workspace_size(a))
+      s = invalid("workspace_bytes = " + std::to_string(a.workspace_bytes) + " is less than " +
+                  std::to_string(workspace_size(a)) + " (workspace_size(args))");
+    if (s && reinterpret_cast<std::uintptr_t>(a.workspace) % alignof(unsigned) != 0)
+      s = invalid("workspace is not aligned to 4 bytes (an int32 counter)");
+    if (s) s = Checks::tiles("GemmGroupedSm90", a);
+    if (!s || a.m == 0 || a.n == 0) return s;  // no element of D
+    return Checks::operands("GemmGroupedSm90", a, sizeof(ElementAB), sizeof(ElementD),
+                            LayoutB == Layout::kColumnMajor);
   }
 
   //! `check_arguments`, then the device: an sm_90 GPU running `sm_90a` code.
@@ -223,44 +192,11 @@ class GemmGroupedSm90 {
   }
 
  private:
-  static Status invalid(const std::string& msg) {
-    return Status::error(Status::Code::kInvalidArgument, "GemmGroupedSm90: " + msg);
-  }
+  static Status invalid(const std::string& msg) { return Checks::invalid("GemmGroupedSm90", msg); }
 
   // The loader's and the epilogue's messages, named for this GEMM.
   static Status renamed(Status s) {
     return s ? s : Status::error(s.code(), "GemmGroupedSm90: " + s.message());
-  }
-
-  // A matrix of `row_length` elements per line, `ld` apart, at `ptr` aligned to `align` bytes
-  // (TMA's 16 for A and B, the element's for D, which the epilogue writes as it may).
-  template <class T>
-  static Status operand(const char* name, const T* ptr, const char* ld_name, std::int64_t ld,
-                        std::int64_t row_length, std::size_t align) {
-    if (ptr == nullptr) return invalid(std::string(name) + " is a null pointer");
-    if (reinterpret_cast<std::uintptr_t>(ptr) % align != 0)
-      return invalid(std::string(name) + " is not aligned to " + std::to_string(align) + " bytes" +
-                     (align == 16 ? " (TMA reads it)" : ""));
-    if (ld < (row_length > 1 ? row_length : 1))
-      return invalid(std::string(ld_name) + " = " + std::to_string(ld) +
-                     " is smaller than a line of " + name + " (" + std::to_string(row_length) +
-                     " elements)");
-    if (align == 16 && (ld * sizeof(T)) % 16 != 0)
-      return invalid(std::string(ld_name) + " = " + std::to_string(ld) +
-                     " is not a multiple of 16 bytes (TMA reads " + name + ")");
-    return Status::success();
-  }
-
-  // A batch stride of at least `least` elements; of A and B (`tma`) a multiple of 16 bytes.
-  static Status stride(const char* name, std::int64_t value, std::int64_t least, bool tma) {
-    if (value < least)
-      return invalid(std::string(name) + " = " + std::to_string(value) + " is less than " +
-                     std::to_string(least) +
-                     (least > 0 ? " (the groups' D would overlap)" : " (negative)"));
-    if (tma && (value * static_cast<std::int64_t>(sizeof(ElementAB))) % 16 != 0)
-      return invalid(std::string(name) + " = " + std::to_string(value) +
-                     " is not a multiple of 16 bytes (TMA reads it)");
-    return Status::success();
   }
 };
 
