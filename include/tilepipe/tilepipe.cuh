@@ -62,6 +62,7 @@
 #include "gemm/fp8_schedule.cuh"
 #include "gemm/gemm_fp8.cuh"
 #include "gemm/gemm_grouped.cuh"
+#include "gemm/gemm_grouped_fp8.cuh"
 #include "gemm/gemm_grouped_pointer_array.cuh"
 #include "gemm/gemm_mixed_input.cuh"
 #include "gemm/gemm_multistage.cuh"

@@ -8,6 +8,7 @@
 //! which needs no CUDA.
 
 #include <cstdint>
+#include <type_traits>
 
 #include "../detail/macros.cuh"
 #include "fp8_schedule.cuh"
@@ -21,8 +22,11 @@ namespace detail {
 
 //! The k-block operator of an FP8 GEMM (GemmKernelSm90's `KBlockOp`): folds each k-tile's fp8
 //! product into the f32 accumulators of one consumer warpgroup, times its scales (`operator()`,
-//! then `finish`).
-template <Fp8Scaling Mode, class Accumulators>
+//! then `finish`). `PerGroup` (the grouped FP8 GEMM, gemm_grouped_fp8.cuh): each unit's scales
+//! start `group * Params::group_a` and `group * Params::group_b` floats in (its `batch` is its
+//! group), and row-wise B's per-column scales are applied in `finish` (the dense GEMM applies
+//! them in its epilogue, which does not know a row's group).
+template <Fp8Scaling Mode, class Accumulators, bool PerGroup = false>
 class Fp8ScaleFold {
   static constexpr int kRegisters = Accumulators::kRegisters;
   //! Columns of the warpgroup's tile (N / 2 registers); 256 spans two blocks of B's scales.
@@ -30,9 +34,11 @@ class Fp8ScaleFold {
   static constexpr int kBlocksN = kN > kFp8ScaleBlock ? kN / kFp8ScaleBlock : 1;
   //! Whether the fold adds and `finish` scales (operator() says when).
   static constexpr bool kAddsThenScales = Mode != Fp8Scaling::kBlockwise && kBlocksN == 1;
+  //! Whether `finish` multiplies each column by its scale_b (grouped row-wise).
+  static constexpr bool kColumnScales = PerGroup && Mode == Fp8Scaling::kRowwise;
 
  public:
-  struct Params {
+  struct DenseParams {
     const float* a = nullptr;
     const float* b = nullptr;
     std::int64_t ld_a = 0;  //!< kBlockwise
@@ -41,29 +47,29 @@ class Fp8ScaleFold {
     int blocks_n = 0;       //!< kBlockwise: B's blocks of 128 rows, ceil(N / 128)
     int k_blocks = 0;       //!< kBlockwise: ceil(K / 128)
   };
+  //! PerGroup: floats from one group's scale_a and scale_b to the next's, and (row-wise) the
+  //! columns of D: columns past it read column N - 1's scale (never stored).
+  struct GroupParams : DenseParams {
+    std::int64_t group_a = 0, group_b = 0;
+    int n = 0;
+  };
+  //! The kernel's parameters (the dense GEMM's without the groups' members, so that its kernels'
+  //! parameters stay as they were).
+  using Params = std::conditional_t<PerGroup, GroupParams, DenseParams>;
 
-  //! For the warpgroup whose rows start at `m0`, columns at `n0`, k-tiles at `k_tile_begin`.
-  TILEPIPE_DEVICE Fp8ScaleFold(const Params& p, int m0, int n0, int /*batch*/, int k_tile_begin) {
-    const int t = static_cast<int>(threadIdx.x % 128);
-    // This thread's two rows of the 64 (Accumulators::row_of: i / 2 % 2 picks the second).
-    const int r0 = min(m0 + Accumulators::row_of(t, 0), p.m - 1);
-    const int r1 = min(m0 + Accumulators::row_of(t, 2), p.m - 1);
-    if constexpr (Mode == Fp8Scaling::kTensorwise) {
-      s0_ = __ldg(p.a) * __ldg(p.b);
-    } else if constexpr (Mode == Fp8Scaling::kRowwise) {
-      s0_ = __ldg(p.a + r0);
-      s1_ = __ldg(p.a + r1);
+  //! For the warpgroup whose rows start at `m0`, columns at `n0`, k-tiles at `k_tile_begin`, of
+  //! group `batch` (PerGroup; else batch 0).
+  TILEPIPE_DEVICE Fp8ScaleFold(const Params& p, int m0, int n0, int batch, int k_tile_begin) {
+    if constexpr (PerGroup) {
+      if constexpr (kColumnScales) {
+        b_ = p.b + batch * p.group_b;
+        n0_ = n0;
+        n_ = p.n;
+      }
+      start(p, batch * p.group_a, batch * p.group_b, m0, n0, k_tile_begin);
     } else {
-      ld_a_ = p.ld_a;
-      a_ = p.a + k_tile_begin * ld_a_ + r0;
-      a1_ = r1 - r0;
-      // A split-column tile's second half may lie wholly past N: it reads the last block's
-      // scales (never stored), as rows past M read row M - 1's.
-      const int nb = min(n0 / kFp8ScaleBlock, p.blocks_n - 1);
-      b_ = p.b + static_cast<std::int64_t>(nb) * p.ld_b + k_tile_begin;
-      // A 256-wide tile's second block may lie past N: it then reads the first's scales.
-      b1_ = nb + 1 < p.blocks_n ? p.ld_b : 0;
-      blocks_left_ = p.k_blocks - k_tile_begin;
+      (void)batch;
+      start(p, 0, 0, m0, n0, k_tile_begin);
     }
   }
 
@@ -110,16 +116,49 @@ class Fp8ScaleFold {
     }
   }
 
-  //! After the unit's last fold: where the fold adds, `acc *= scale` (each register's row's).
+  //! After the unit's last fold: where the fold adds, `acc *= scale` (each register's row's);
+  //! grouped row-wise, then `acc *= scale_b` of each register's column.
   TILEPIPE_DEVICE void finish(Accumulators& acc) const {
     if constexpr (kAddsThenScales) {
       TILEPIPE_UNROLL
       for (int i = 0; i < kRegisters; ++i)
         acc.x[i] *= Mode == Fp8Scaling::kRowwise && (i / 2) % 2 != 0 ? s1_ : s0_;
     }
+    if constexpr (kColumnScales) {
+      const int t = static_cast<int>(threadIdx.x % 128);
+      TILEPIPE_UNROLL
+      for (int i = 0; i < kRegisters; ++i)
+        acc.x[i] *= __ldg(b_ + min(n0_ + Accumulators::col_of(t, i), n_ - 1));
+    }
   }
 
  private:
+  // The constructor's work, with the unit's group's scales `group_a` and `group_b` floats in.
+  TILEPIPE_DEVICE void start(const Params& p, std::int64_t group_a, std::int64_t group_b, int m0,
+                             int n0, int k_tile_begin) {
+    const int t = static_cast<int>(threadIdx.x % 128);
+    // This thread's two rows of the 64 (Accumulators::row_of: i / 2 % 2 picks the second).
+    const int r0 = min(m0 + Accumulators::row_of(t, 0), p.m - 1);
+    const int r1 = min(m0 + Accumulators::row_of(t, 2), p.m - 1);
+    if constexpr (Mode == Fp8Scaling::kTensorwise) {
+      s0_ = __ldg(p.a + group_a) * __ldg(p.b + group_b);
+    } else if constexpr (Mode == Fp8Scaling::kRowwise) {
+      s0_ = __ldg(p.a + group_a + r0);
+      s1_ = __ldg(p.a + group_a + r1);
+    } else {
+      ld_a_ = p.ld_a;
+      a_ = p.a + group_a + k_tile_begin * ld_a_ + r0;
+      a1_ = r1 - r0;
+      // A split-column tile's second half may lie wholly past N: it reads the last block's
+      // scales (never stored), as rows past M read row M - 1's.
+      const int nb = min(n0 / kFp8ScaleBlock, p.blocks_n - 1);
+      b_ = p.b + group_b + static_cast<std::int64_t>(nb) * p.ld_b + k_tile_begin;
+      // A 256-wide tile's second block may lie past N: it then reads the first's scales.
+      b1_ = nb + 1 < p.blocks_n ? p.ld_b : 0;
+      blocks_left_ = p.k_blocks - k_tile_begin;
+    }
+  }
+
   // Starts loading the scales of the next k-block: the unit's first, then each one after it up to
   // K's last, which is then loaded again.
   TILEPIPE_DEVICE void load() {
@@ -137,10 +176,13 @@ class Fp8ScaleFold {
   float la0_ = 0.0f, la1_ = 0.0f, lb0_ = 0.0f, lb1_ = 0.0f;  // block-wise: the k-tile's, loading
   const float* a_ = nullptr;  // scale_a of this thread's first row, the next k-block to load
   int a1_ = 0;                // from it to its second row's
-  const float* b_ = nullptr;  // scale_b of the tile's first block of columns, the same k-block
-  std::int64_t b1_ = 0;       // from it to the second block's (a 256-wide tile)
+  // scale_b of the tile's first block of columns, the same k-block (grouped row-wise: of the
+  // group's first column)
+  const float* b_ = nullptr;
+  std::int64_t b1_ = 0;  // from it to the second block's (a 256-wide tile)
   std::int64_t ld_a_ = 0;
   int blocks_left_ = 0;  // k-blocks from the next one to load to K's last
+  int n0_ = 0, n_ = 0;   // grouped row-wise: the tile's first column, and N
 };
 
 }  // namespace detail
