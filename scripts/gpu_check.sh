@@ -23,7 +23,8 @@
 # graphs); `torch-bench` runs its benchmark (python/bench/bench_ops.py) against torch,
 # `torch-bench-fp8` the FP8 one (python/bench/bench_fp8.py) against torch._scaled_mm, and
 # `torch-bench-grouped` the grouped one (python/bench/bench_grouped.py) against
-# torch._grouped_mm. Where python3 does not import torch and pytest, they pass and say so. Where
+# torch._grouped_mm, and `torch-bench-grouped-fp8` the FP8 grouped one
+# (python/bench/bench_grouped_fp8.py) against torch._scaled_grouped_mm. Where python3 does not import torch and pytest, they pass and say so. Where
 # only these are selected (TILEPIPE_GPU_CHECK_ONLY='torch'), the CMake build is skipped.
 #
 # Environment: JOBS (default: all cores), TILEPIPE_ALLOW_SKIPPED (default 0),
@@ -331,6 +332,21 @@ step_torch_bench_grouped() {
   return "${status}"
 }
 
+# step_torch_bench_grouped_fp8: tilepipe.scaled_grouped_mm against torch._scaled_grouped_mm and
+# tilepipe's dense FP8 GEMM (torch-bench-grouped-fp8.log and .json); the detail is its summary
+# lines.
+step_torch_bench_grouped_fp8() {
+  local status=0
+  install_package || { status=$?; [[ ${status} -eq 2 ]] && return 0; return "${status}"; }
+  logged torch-bench-grouped-fp8.log env PYTHONPATH="${TORCH_SITE}" "${PYTHON}" \
+    python/bench/bench_grouped_fp8.py --json "${LOGDIR}/torch-bench-grouped-fp8.json" || status=$?
+  STEP_DETAIL=$(grep -E '^summary: ' "${LOGDIR}/torch-bench-grouped-fp8.log" |
+    sed 's/^summary: //' | paste -sd ';' -)
+  [[ -n ${STEP_DETAIL} ]] ||
+    STEP_DETAIL="bench_grouped_fp8.py exited with ${status}; see torch-bench-grouped-fp8.log"
+  return "${status}"
+}
+
 # step_bench: the benchmark (bench/gemm_bench, TILEPIPE_BENCH_ARGS added to its command line),
 # its JSON (bench.json) and, where matplotlib imports, the f16 TN plot (bench-f16-tn.png). Its
 # detail is GemmAuto's summary line; the tables are in bench.log.
@@ -423,6 +439,7 @@ main() {
   selected torch-bench step_torch_bench
   selected torch-bench-fp8 step_torch_bench_fp8
   selected torch-bench-grouped step_torch_bench_grouped
+  selected torch-bench-grouped-fp8 step_torch_bench_grouped_fp8
   selected bench step_bench
   print_summary
 }

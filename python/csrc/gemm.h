@@ -104,6 +104,33 @@ struct GroupedMmProblem {
 //! clamped into A's and D's rows, as GemmGroupedSm90 does).
 tilepipe::Status run_grouped_mm(const GroupedMmProblem& p, cudaStream_t stream);
 
+//! G products D_g = (scale_a A_g)(scale_b B_g) on fp8 operands of one N and K whose row counts
+//! are on the device (tilepipe::GemmGroupedFp8Sm90): A and D row-major, the groups' rows one
+//! after the other (group g ends at row `sizes[g]`) or, `masked`, a block of `m` rows per group
+//! (group g's first `sizes[g]` valid); B `[G, N, K]` (K contiguous); the scales as
+//! GemmGroupedFp8Sm90 takes them (gemm/gemm_grouped_fp8.cuh). Leading dimensions and strides
+//! in elements.
+struct ScaledGroupedMmProblem {
+  DType ab = DType::kE4M3;  //!< A and B: kE4M3 or kE5M2
+  DType d = DType::kBF16;   //!< D: kBF16
+  ScaleMode scaling = ScaleMode::kRowwise;
+  bool masked = false;
+  int groups = 0, m = 0, n = 0, k = 0;  //!< m: A's rows (contiguous) or each group's (masked)
+  const int* sizes = nullptr;           //!< G int32 on the device: end rows or row counts
+  const void* a = nullptr;
+  std::int64_t lda = 0, batch_stride_a = 0;
+  const void* b = nullptr;
+  std::int64_t ldb = 0, batch_stride_b = 0;
+  void* d_data = nullptr;
+  std::int64_t ldd = 0, batch_stride_d = 0;
+  const float* scale_a = nullptr;
+  const float* scale_b = nullptr;
+  std::int64_t ld_scale_a = 0, ld_scale_b = 0;  //!< kBlockwise
+};
+
+//! Runs `p` on `stream` in one launch, with no host read of the sizes.
+tilepipe::Status run_scaled_grouped_mm(const ScaledGroupedMmProblem& p, cudaStream_t stream);
+
 //! tilepipe::hopper_tier_available: an sm_90 GPU running this extension's sm_90a code.
 bool hopper_tier_available(int device);
 

@@ -1,4 +1,5 @@
-"""The Python side of torch.ops.tilepipe.gemm, scaled_mm, grouped_mm and grouped_mm_masked: their
+"""The Python side of torch.ops.tilepipe.gemm, scaled_mm, grouped_mm, grouped_mm_masked and
+scaled_grouped_mm: their
 fake implementations (shapes, dtypes and strides of the result, for torch.compile and other tracing)
 and the functions the package exports."""
 
@@ -10,6 +11,7 @@ _gemm = torch.ops.tilepipe.gemm.default
 _scaled_mm = torch.ops.tilepipe.scaled_mm.default
 _grouped_mm = torch.ops.tilepipe.grouped_mm.default
 _grouped_mm_masked = torch.ops.tilepipe.grouped_mm_masked.default
+_scaled_grouped_mm = torch.ops.tilepipe.scaled_grouped_mm.default
 
 
 @torch.library.register_fake("tilepipe::gemm")
@@ -115,3 +117,31 @@ def grouped_mm_masked(a, b, counts, out_dtype=None):
     valid rows).
     """
     return _grouped_mm_masked(a, b, counts, out_dtype)
+
+
+@torch.library.register_fake("tilepipe::scaled_grouped_mm")
+def _scaled_grouped_mm_fake(a, b, scale_a, scale_b, offs=None, out_dtype=None):
+    torch._check(b.dim() == 3, lambda: "b must be (G, K, N)")
+    torch._check(a.dim() in (2, 3), lambda: "a must be (total_M, K) or (G, M, K)")
+    torch._check(a.shape[-1] == b.shape[1], lambda: "a's K differs from b's")
+    return a.new_empty((*a.shape[:-1], b.shape[2]), dtype=out_dtype or torch.bfloat16)
+
+
+def scaled_grouped_mm(a, b, scale_a, scale_b, offs=None, out_dtype=torch.bfloat16):
+    """The FP8 products of a mixture-of-experts layer's groups of rows by their experts' weights,
+    by tilepipe's FP8 grouped GEMM (GemmGroupedFp8Sm90, an sm_90 GPU) in one launch, with
+    torch._scaled_grouped_mm's conventions, on the current CUDA stream.
+
+    a (total_M, K) with offs (G,) torch.int32 on a's device (group g's rows offs[g-1] ..
+    offs[g]), or a (G, M, K) without offs (every group's M rows); b (G, K, N), G <= 256: the
+    experts' weights w (G, N, K) transposed (w.transpose(-2, -1), read in place; other strides
+    are copied first); a and b torch.float8_e4m3fn, K % 16 == 0. scale_a and scale_b,
+    torch.float32, say the mode by their shapes: row-wise (torch's) (total_M,) or (G, M) and
+    (G, N); tensorwise one value and (G,); block-wise (DeepSeek-V3's) (total_M, ceil(K/128)) or
+    (G, M, ceil(K/128)) and (G, ceil(K/128), ceil(N/128)). Every 128 of K is accumulated by the
+    tensor cores and added, scaled, in f32. The result is torch.bfloat16, contiguous, (total_M,
+    N) (rows past offs[G-1] are not written) or (G, M, N). offs is never read on the host, so a
+    CUDA graph may capture a call and replay it with new offsets; offsets out of range are
+    clamped into [0, total_M]. No autograd.
+    """
+    return _scaled_grouped_mm(a, b, scale_a, scale_b, offs, out_dtype)
