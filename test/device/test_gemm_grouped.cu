@@ -17,10 +17,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <random>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <tilepipe/gemm/gemm_grouped.cuh>
@@ -28,6 +26,7 @@
 #include "device_test_util.cuh"
 #include "gemm_test_util.cuh"
 #include "grouped_pointer_array_case.cuh"
+#include "grouped_test_util.cuh"
 
 namespace {
 
@@ -68,28 +67,8 @@ std::string describe(const Problem& p) {
                   std::to_string(p.m) + " n " + std::to_string(p.n) + " k " + std::to_string(p.k) +
                   " G " + std::to_string(p.sizes.size()) + " pads " + std::to_string(p.pad_a) +
                   "/" + std::to_string(p.pad_b) + "/" + std::to_string(p.pad_d) + " alpha " +
-                  std::to_string(p.alpha) + (p.on_demand ? " on demand" : " dealt") + " sizes";
-  for (std::size_t g = 0; g < p.sizes.size() && g < 12; ++g) s += " " + std::to_string(p.sizes[g]);
-  return s + (p.sizes.size() > 12 ? " ..." : "");
-}
-
-// Each group's rows after clamping, as the header promises them, and the status to expect:
-// 0, or 1 + the first group whose size is negative, past m, or (contiguous) below the previous.
-struct Rows {
-  int begin, end;
-};
-std::vector<Rows> expected_rows(const Problem& p, int* status) {
-  std::vector<Rows> r;
-  *status = 0;
-  for (std::size_t g = 0; g < p.sizes.size(); ++g) {
-    const int size = p.sizes[g];
-    const int prev = p.form == GroupedForm::kContiguous && g > 0 ? p.sizes[g - 1] : 0;
-    const bool bad = size < 0 || size > p.m || size < prev;
-    if (bad && *status == 0) *status = static_cast<int>(g) + 1;
-    const int begin = std::min(std::max(prev, 0), p.m);
-    r.push_back({begin, std::max(begin, std::min(std::max(size, 0), p.m))});
-  }
-  return r;
+                  std::to_string(p.alpha) + (p.on_demand ? " on demand" : " dealt");
+  return s + tptest::sizes_text(p.sizes);
 }
 
 // One problem's host data, device buffers and check; the sizes may be replaced between runs.
@@ -169,66 +148,27 @@ class GroupedCase {
       ADD_FAILURE() << what << ": reading D back failed";
       return false;
     }
-    int want_status = 0;
-    const std::vector<Rows> rows = expected_rows(p_, &want_status);
-    bool good = true;
-    if (status[0] != want_status) {
-      ADD_FAILURE() << what << ": status " << status[0] << ", expected " << want_status;
-      good = false;
-    }
-    unsigned char poison[sizeof(D)];
-    std::memset(poison, kPoison, sizeof(D));
-    const auto untouched = [&](D x) { return std::memcmp(&x, poison, sizeof(D)) == 0; };
-    for (std::size_t i = 0; i < kGuard; ++i)
-      if (!untouched(out[i]) || !untouched(out[kGuard + d_elems_ + i])) {
-        ADD_FAILURE() << what << ": a guard band around D was written";
-        return false;
-      }
-    // Every element of D: outside the groups' rows (or in the padding) still poisoned; inside,
-    // the product of one group whose rows hold it (bad sizes may make groups overlap).
-    std::mutex mutex;
-    int bad = 0;
-    const int lines = masked_ ? groups_ * p_.m : p_.m;
-    const auto check_lines = [&](int l0, int l1) {
-      std::vector<int> candidates;
-      for (int l = l0; l < l1; ++l) {
-        const int batch = masked_ ? l / p_.m : 0, row = masked_ ? l % p_.m : l;
-        candidates.clear();
-        for (int g = 0; g < groups_; ++g)
-          if ((!masked_ || g == batch) && row >= rows[g].begin && row < rows[g].end)
-            candidates.push_back(g);
-        for (int j = 0; j < ldd_; ++j) {
-          const std::size_t at = kGuard + batch * stride_d_ + std::size_t(row) * ldd_ + j;
-          const D got = out[at];
-          bool right = false;
-          double want = 0.0;
-          if (j >= p_.n || candidates.empty()) {
-            right = untouched(got);
-          } else {
-            for (int g : candidates) {
-              want = reference(g, batch, row, j);
-              const D w = tptest::from_float_host<D>(static_cast<float>(want));
-              if (std::memcmp(&w, &got, sizeof(D)) == 0) right = true;
-            }
-          }
-          if (!right) {
-            std::lock_guard<std::mutex> lock(mutex);
-            if (bad++ < 5)
-              ADD_FAILURE() << what << ": D[" << batch << "](" << row << ", " << j
-                            << ") = " << tptest::to_float_host(got) << ", expected "
-                            << (j >= p_.n || candidates.empty() ? std::string("untouched")
-                                                                : std::to_string(want));
-          }
+    // A row of a group holds the exact product of one of the groups whose rows hold it.
+    const auto check_row = [&](int batch, int row, const std::vector<int>& candidates,
+                               const D* line, std::string* first) {
+      int wrong = 0;
+      for (int j = 0; j < p_.n; ++j) {
+        double want = 0.0;
+        bool right = false;
+        for (int g : candidates) {
+          want = reference(g, batch, row, j);
+          const D w = tptest::from_float_host<D>(static_cast<float>(want));
+          if (std::memcmp(&w, &line[j], sizeof(D)) == 0) right = true;
         }
+        if (!right && wrong++ == 0)
+          *first = std::to_string(j) + ") = " + std::to_string(tptest::to_float_host(line[j])) +
+                   ", expected " + std::to_string(want);
       }
+      return wrong;
     };
-    const int threads = std::max(1, std::min<int>(16, std::thread::hardware_concurrency()));
-    std::vector<std::thread> pool;
-    const int per = (lines + threads - 1) / threads;
-    for (int t = 0; t < threads; ++t)
-      pool.emplace_back(check_lines, std::min(lines, t * per), std::min(lines, (t + 1) * per));
-    for (auto& t : pool) t.join();
-    return good && bad == 0;
+    return tptest::check_grouped_d(
+        what, out, status[0], p_.sizes,
+        {p_.form, p_.m, p_.n, ldd_, stride_d_, kGuard, d_elems_, kPoison}, check_row);
   }
 
  private:
@@ -279,13 +219,7 @@ bool run_problem(const Problem& p, std::uint32_t seed) {
   return c.check();
 }
 
-// Contiguous offsets from group sizes.
-std::vector<int> offsets(const std::vector<int>& rows) {
-  std::vector<int> offs;
-  int end = 0;
-  for (int r : rows) offs.push_back(end += r);
-  return offs;
-}
+using tptest::offsets;
 
 Problem contiguous(int n, int k, const std::vector<int>& rows, int spare_rows = 0) {
   Problem p;

@@ -12,7 +12,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -20,13 +19,13 @@
 #include <mutex>
 #include <random>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <tilepipe/gemm/gemm_grouped_fp8.cuh>
 
 #include "device_test_util.cuh"
 #include "gemm_test_util.cuh"
+#include "grouped_test_util.cuh"
 
 namespace {
 
@@ -66,27 +65,8 @@ std::string describe(const Problem& p) {
                   std::to_string(p.m) + " n " + std::to_string(p.n) + " k " + std::to_string(p.k) +
                   " G " + std::to_string(p.sizes.size()) + " pads " + std::to_string(p.pad_a) +
                   "/" + std::to_string(p.pad_b) + "/" + std::to_string(p.pad_d) +
-                  (p.exact ? " exact" : " random") + " sizes";
-  for (std::size_t g = 0; g < p.sizes.size() && g < 12; ++g) s += " " + std::to_string(p.sizes[g]);
-  return s + (p.sizes.size() > 12 ? " ..." : "");
-}
-
-// Each group's rows after clamping (gemm_grouped.cuh's promise) and the status to expect.
-struct Rows {
-  int begin, end;
-};
-std::vector<Rows> expected_rows(const Problem& p, int* status) {
-  std::vector<Rows> r;
-  *status = 0;
-  for (std::size_t g = 0; g < p.sizes.size(); ++g) {
-    const int size = p.sizes[g];
-    const int prev = p.form == GroupedForm::kContiguous && g > 0 ? p.sizes[g - 1] : 0;
-    const bool bad = size < 0 || size > p.m || size < prev;
-    if (bad && *status == 0) *status = static_cast<int>(g) + 1;
-    const int begin = std::min(std::max(prev, 0), p.m);
-    r.push_back({begin, std::max(begin, std::min(std::max(size, 0), p.m))});
-  }
-  return r;
+                  (p.exact ? " exact" : " random");
+  return s + tptest::sizes_text(p.sizes);
 }
 
 // Half a unit in the last place of D's type at |x| (f32: 24 bits; bf16: 8).
@@ -184,90 +164,53 @@ class Case {
       ADD_FAILURE() << what << ": reading D back failed";
       return false;
     }
-    int want_status = 0;
-    const std::vector<Rows> rows = expected_rows(p_, &want_status);
-    bool good = true;
-    if (status[0] != want_status) {
-      ADD_FAILURE() << what << ": status " << status[0] << ", expected " << want_status;
-      good = false;
-    }
-    unsigned char poison[sizeof(D)];
-    std::memset(poison, kPoison, sizeof(D));
-    const auto untouched = [&](D x) { return std::memcmp(&x, poison, sizeof(D)) == 0; };
-    for (std::size_t i = 0; i < kGuard; ++i)
-      if (!untouched(out[i]) || !untouched(out[kGuard + d_elems_ + i])) {
-        ADD_FAILURE() << what << ": a guard band around D was written";
-        return false;
-      }
-    // Every element: outside the groups' rows (or in the padding) still poisoned; inside, the
-    // product of one group whose rows hold it (bad sizes may make groups overlap).
+    // A row of a group holds the product of one of the groups whose rows hold it: exactly the
+    // reference rounded once (exact problems), or within test_gemm_fp8's FP8Bound (the tensor
+    // cores' fp8 accumulation per k-tile, the f32 folds and scales, D's rounding).
     std::mutex mutex;
-    int bad = 0;
     double worst_ratio = 0.0;
-    const int lines = masked_ ? groups_ * p_.m : p_.m;
-    const auto check_lines = [&](int l0, int l1) {
-      std::vector<int> candidates;
+    const auto check_row = [&](int batch, int row, const std::vector<int>& candidates,
+                               const D* line, std::string* first) {
       std::vector<float> av(p_.k), bv(p_.k);
-      double local_worst = 0.0;
-      for (int l = l0; l < l1; ++l) {
-        const int batch = masked_ ? l / p_.m : 0, row = masked_ ? l % p_.m : l;
-        candidates.clear();
-        for (int g = 0; g < groups_; ++g)
-          if ((!masked_ || g == batch) && row >= rows[g].begin && row < rows[g].end)
-            candidates.push_back(g);
-        const std::size_t a0 = batch * stride_a_ + std::size_t(row) * lda_;
-        for (int c = 0; c < p_.k; ++c) av[c] = static_cast<float>(ha_[a0 + c]);
-        for (int j = 0; j < ldd_; ++j) {
-          const D got = out[kGuard + batch * stride_d_ + std::size_t(row) * ldd_ + j];
-          bool right = false;
-          double want = 0.0, err = 0.0, bound = 0.0;
-          if (j >= p_.n || candidates.empty()) {
-            right = untouched(got);
-          } else {
-            for (int g : candidates) {
-              const std::size_t b0 = g * stride_b_ + std::size_t(j) * ldb_;
-              for (int c = 0; c < p_.k; ++c) bv[c] = static_cast<float>(hb_[b0 + c]);
-              double mass = 0.0;
-              want = reference(g, batch, row, j, av, bv, &mass);
-              err = std::fabs(tptest::to_float_host(got) - want);
-              // Exact: D is the reference rounded once. Random: test_gemm_fp8's FP8Bound (the
-              // tensor cores' fp8 accumulation per k-tile, the f32 folds and scales, D's
-              // rounding).
-              bound = p_.exact ? std::fabs(tptest::to_float_host(tptest::from_float_host<D>(
-                                               static_cast<float>(want))) -
-                                           want) *
-                                     1.0000001
-                               : mass * (std::ldexp(1.0, -6) + (kb_ + 3) * std::ldexp(1.0, -24)) +
-                                     half_ulp<D>(want);
-              if (err <= bound) {
-                right = true;
-                if (!p_.exact && bound > 0) local_worst = std::max(local_worst, err / bound);
-                break;
-              }
-            }
-          }
-          if (!right) {
-            std::lock_guard<std::mutex> lock(mutex);
-            if (bad++ < 5)
-              ADD_FAILURE() << what << ": D[" << batch << "](" << row << ", " << j
-                            << ") = " << tptest::to_float_host(got) << ", expected "
-                            << (j >= p_.n || candidates.empty()
-                                    ? std::string("untouched")
-                                    : std::to_string(want) + " within " + std::to_string(bound));
+      const std::size_t a0 = batch * stride_a_ + std::size_t(row) * lda_;
+      for (int c = 0; c < p_.k; ++c) av[c] = static_cast<float>(ha_[a0 + c]);
+      int wrong = 0;
+      double row_worst = 0.0;
+      for (int j = 0; j < p_.n; ++j) {
+        const double got = tptest::to_float_host(line[j]);
+        double want = 0.0, bound = 0.0;
+        bool right = false;
+        for (int g : candidates) {
+          const std::size_t b0 = g * stride_b_ + std::size_t(j) * ldb_;
+          for (int c = 0; c < p_.k; ++c) bv[c] = static_cast<float>(hb_[b0 + c]);
+          double mass = 0.0;
+          want = reference(g, batch, row, j, av, bv, &mass);
+          bound = p_.exact ? std::fabs(tptest::to_float_host(
+                                           tptest::from_float_host<D>(static_cast<float>(want))) -
+                                       want) *
+                                 1.0000001
+                           : mass * (std::ldexp(1.0, -6) + (kb_ + 3) * std::ldexp(1.0, -24)) +
+                                 half_ulp<D>(want);
+          const double err = std::fabs(got - want);
+          if (err <= bound) {
+            right = true;
+            if (!p_.exact && bound > 0) row_worst = std::max(row_worst, err / bound);
+            break;
           }
         }
+        if (!right && wrong++ == 0)
+          *first = std::to_string(j) + ") = " + std::to_string(got) + ", expected " +
+                   std::to_string(want) + " within " + std::to_string(bound);
       }
       std::lock_guard<std::mutex> lock(mutex);
-      worst_ratio = std::max(worst_ratio, local_worst);
+      worst_ratio = std::max(worst_ratio, row_worst);
+      return wrong;
     };
-    const int threads = std::max(1, std::min<int>(16, std::thread::hardware_concurrency()));
-    std::vector<std::thread> pool;
-    const int per = (lines + threads - 1) / threads;
-    for (int t = 0; t < threads; ++t)
-      pool.emplace_back(check_lines, std::min(lines, t * per), std::min(lines, (t + 1) * per));
-    for (auto& t : pool) t.join();
+    const bool good = tptest::check_grouped_d(
+        what, out, status[0], p_.sizes,
+        {p_.form, p_.m, p_.n, ldd_, stride_d_, kGuard, d_elems_, kPoison}, check_row);
     if (worst != nullptr) *worst = std::max(*worst, worst_ratio);
-    return good && bad == 0;
+    return good;
   }
 
  private:
@@ -352,12 +295,7 @@ bool run_problem(const Problem& p, std::uint32_t seed, double* worst = nullptr) 
   return c.check(worst);
 }
 
-std::vector<int> offsets(const std::vector<int>& rows) {
-  std::vector<int> offs;
-  int end = 0;
-  for (int r : rows) offs.push_back(end += r);
-  return offs;
-}
+using tptest::offsets;
 
 Problem contiguous(int n, int k, const std::vector<int>& rows, int spare_rows = 0) {
   Problem p;

@@ -36,7 +36,7 @@
 #include "../mainloop/warp_specialized_mainloop.cuh"
 #include "../numeric/element_traits.cuh"
 #include "../status.cuh"
-#include "grouped_checks.cuh"
+#include "grouped_host.cuh"
 #include "grouped_scheduler.cuh"
 #include "kernel_sm90.cuh"
 #include "launch.cuh"
@@ -96,7 +96,7 @@ class GemmGroupedSm90 {
       GroupedScheduler<Config::kM, Config::kN, Config::kClusterM, GroupedRaster<8>, kMaxGroups>;
   using Kernel = GemmKernelSm90<Mainloop, Epilogue, GroupedRaster<8>, void, Scheduler>;
   using Params = typename Kernel::Params;
-  using Checks = detail::GroupedChecks<Config::kM, Config::kN, Config::kClusterM, kMaxGroups>;
+  using Host = detail::GroupedHost<Config::kM, Config::kN, Config::kClusterM, kMaxGroups>;
   static constexpr int kTileK = Mainloop::kTileK;
   static constexpr std::size_t kSharedBytes = Kernel::kSharedBytes;
   static_assert(kSharedBytes <= 227 * 1024,
@@ -110,16 +110,16 @@ class GemmGroupedSm90 {
 
   //! The device-free checks; each failure names the argument.
   static Status check_arguments(const Arguments& a) {
-    Status s = Checks::sizes("GemmGroupedSm90", a);
+    Status s = Host::sizes("GemmGroupedSm90", a);
     if (s && a.workspace != nullptr && a.workspace_bytes < workspace_size(a))
       s = invalid("workspace_bytes = " + std::to_string(a.workspace_bytes) + " is less than " +
                   std::to_string(workspace_size(a)) + " (workspace_size(args))");
     if (s && reinterpret_cast<std::uintptr_t>(a.workspace) % alignof(unsigned) != 0)
       s = invalid("workspace is not aligned to 4 bytes (an int32 counter)");
-    if (s) s = Checks::tiles("GemmGroupedSm90", a);
+    if (s) s = Host::tiles("GemmGroupedSm90", a);
     if (!s || a.m == 0 || a.n == 0) return s;  // no element of D
-    return Checks::operands("GemmGroupedSm90", a, sizeof(ElementAB), sizeof(ElementD),
-                            LayoutB == Layout::kColumnMajor);
+    return Host::operands("GemmGroupedSm90", a, sizeof(ElementAB), sizeof(ElementD),
+                          LayoutB == Layout::kColumnMajor);
   }
 
   //! `check_arguments`, then the device: an sm_90 GPU running `sm_90a` code.
@@ -141,63 +141,27 @@ class GemmGroupedSm90 {
 
   //! The kernel's parameters (tensor maps included) for arguments that passed `check_arguments`.
   static Status make_params(Params& p, const Arguments& a) {
-    const bool masked = a.form == GroupedForm::kMasked;
-    p.k = a.k;
-    p.work.form = a.form;
-    p.work.sizes = masked ? a.counts : a.offs;
-    p.work.groups = a.groups;
-    p.work.rows = a.m;
-    p.work.items_n = (a.n + Config::kN - 1) / Config::kN;
-    p.work.k_tiles = Kernel::k_tiles(a.k);
-    p.work.status = a.status;
+    Host::schedule(p, a, Kernel::k_tiles(a.k));
     if constexpr (Kernel::kTagged) p.work.claims = static_cast<unsigned*>(a.workspace);
     if (a.m == 0 || a.n == 0) return Status::success();
-    int workers = 0;
-    Status s = KernelLauncher<Kernel>::resident_clusters(dim3(Config::kClusterM, 1, 1), &workers,
-                                                         "GemmGroupedSm90");
-    if (s && workers <= 0)
-      s = Status::error(Status::Code::kUnsupportedDevice,
-                        "GemmGroupedSm90: no cluster of this kernel fits on the current device");
-    if (!s) return s;
-    p.work.workers = workers;
-    const int d_batches = masked ? a.groups : 1;
-    s = Epilogue::make_params(
-        p.epilogue,
-        {a.d, nullptr, a.ldd, 0, a.alpha, 0.0f, Layout::kRowMajor, a.m, a.n, a.output_op}, 0,
-        masked ? a.batch_stride_d : 0, d_batches);
-    if (!s || a.k == 0) return renamed(s);  // with K = 0, D = output_op(0) and A, B are not read
-    return renamed(Mainloop::Loader::make_params(p.load, a.a, a.lda, masked ? a.batch_stride_a : 0,
-                                                 a.b, a.ldb, a.batch_stride_b, a.m, a.n, a.k,
-                                                 a.groups));
+    return Host::template operand_params<Kernel, Epilogue, typename Mainloop::Loader>(
+        "GemmGroupedSm90", p, a, a.alpha);
   }
 
   //! Launches the persistent kernel for `p` (every resident cluster: the work is known only on
   //! the device); where D has no element, only the sizes' check, if `a.status` asks for it.
   static Status launch(const Params& p, const Arguments& a, cudaStream_t stream) {
-    if (a.m > 0 && a.n > 0) {
-      if (p.work.claims != nullptr) {  // the tiles' counter starts at zero
-        const cudaError_t e = cudaMemsetAsync(p.work.claims, 0, sizeof(unsigned), stream);
-        if (e != cudaSuccess)
-          return detail::cuda_error("GemmGroupedSm90", "zeroing the workspace", e);
-      }
-      return KernelLauncher<Kernel>::launch(
-          p, {dim3(p.work.workers * Config::kClusterM), dim3(Config::kClusterM, 1, 1)}, stream,
-          "GemmGroupedSm90");
+    const bool elements = a.m > 0 && a.n > 0;
+    if (elements && p.work.claims != nullptr) {  // the tiles' counter starts at zero
+      const cudaError_t e = cudaMemsetAsync(p.work.claims, 0, sizeof(unsigned), stream);
+      if (e != cudaSuccess)
+        return detail::cuda_error("GemmGroupedSm90", "zeroing the workspace", e);
     }
-    if (a.status == nullptr) return Status::success();
-    detail::grouped_sizes_kernel<<<1, 32, 0, stream>>>(p.work);
-    const cudaError_t e = cudaGetLastError();
-    return e == cudaSuccess ? Status::success()
-                            : detail::cuda_error("GemmGroupedSm90", "the sizes' check", e);
+    return Host::template launch<Kernel>("GemmGroupedSm90", p, elements, stream);
   }
 
  private:
-  static Status invalid(const std::string& msg) { return Checks::invalid("GemmGroupedSm90", msg); }
-
-  // The loader's and the epilogue's messages, named for this GEMM.
-  static Status renamed(Status s) {
-    return s ? s : Status::error(s.code(), "GemmGroupedSm90: " + s.message());
-  }
+  static Status invalid(const std::string& msg) { return Host::invalid("GemmGroupedSm90", msg); }
 };
 
 }  // namespace tilepipe

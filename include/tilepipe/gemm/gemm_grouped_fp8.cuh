@@ -40,7 +40,7 @@
 #include "../status.cuh"
 #include "fp8_scale_fold.cuh"
 #include "gemm_fp8.cuh"
-#include "grouped_checks.cuh"
+#include "grouped_host.cuh"
 #include "grouped_scheduler.cuh"
 #include "kernel_sm90.cuh"
 #include "launch.cuh"
@@ -112,7 +112,7 @@ class GemmGroupedFp8Sm90 {
       GroupedScheduler<Config::kM, Config::kN, Config::kClusterM, GroupedRaster<8>, kMaxGroups>;
   using Kernel = GemmKernelSm90<Mainloop, Epilogue, GroupedRaster<8>, Fold, Scheduler>;
   using Params = typename Kernel::Params;
-  using Checks = detail::GroupedChecks<Config::kM, Config::kN, Config::kClusterM, kMaxGroups>;
+  using Host = detail::GroupedHost<Config::kM, Config::kN, Config::kClusterM, kMaxGroups>;
   static constexpr int kTileK = Mainloop::kTileK;
   static_assert(kTileK == kFp8ScaleBlock,
                 "GemmGroupedFp8Sm90: a k-tile must be one 128-deep block of the scales");
@@ -125,11 +125,11 @@ class GemmGroupedFp8Sm90 {
 
   //! The device-free checks; each failure names the argument.
   static Status check_arguments(const Arguments& a) {
-    Status s = Checks::sizes(kName, a);
-    if (s) s = Checks::tiles(kName, a);
+    Status s = Host::sizes(kName, a);
+    if (s) s = Host::tiles(kName, a);
     if (!s || a.m == 0 || a.n == 0) return s;  // no element of D
     s = check_scales(a);
-    if (s) s = Checks::operands(kName, a, sizeof(ElementAB), sizeof(ElementD), true);
+    if (s) s = Host::operands(kName, a, sizeof(ElementAB), sizeof(ElementD), true);
     return s;
   }
 
@@ -152,30 +152,11 @@ class GemmGroupedFp8Sm90 {
 
   //! The kernel's parameters (tensor maps included) for arguments that passed `check_arguments`.
   static Status make_params(Params& p, const Arguments& a) {
-    const bool masked = a.form == GroupedForm::kMasked;
-    p.k = a.k;
-    p.work.form = a.form;
-    p.work.sizes = masked ? a.counts : a.offs;
-    p.work.groups = a.groups;
-    p.work.rows = a.m;
-    p.work.items_n = (a.n + Config::kN - 1) / Config::kN;
-    p.work.k_tiles = Kernel::k_tiles(a.k);
-    p.work.status = a.status;
+    Host::schedule(p, a, Kernel::k_tiles(a.k));
     if (a.m == 0 || a.n == 0) return Status::success();
-    int workers = 0;
-    Status s = KernelLauncher<Kernel>::resident_clusters(dim3(1, 1, 1), &workers, kName);
-    if (s && workers <= 0)
-      s = Status::error(
-          Status::Code::kUnsupportedDevice,
-          std::string(kName) + ": no block of this kernel fits on the current device");
-    if (!s) return s;
-    p.work.workers = workers;
-    s = Epilogue::make_params(
-        p.epilogue, {a.d, nullptr, a.ldd, 0, 1.0f, 0.0f, Layout::kRowMajor, a.m, a.n, a.output_op},
-        0, masked ? a.batch_stride_d : 0, masked ? a.groups : 1);
-    if (!s) return renamed(s);
     // The fold is built for every unit, also with K = 0 (tensorwise and row-wise read their
     // scales in its constructor; block-wise reads none without a k-tile).
+    const bool masked = a.form == GroupedForm::kMasked;
     const std::int64_t blocks_n = (a.n + kFp8ScaleBlock - 1) / kFp8ScaleBlock;
     const std::int64_t k_blocks = (a.k + kFp8ScaleBlock - 1) / kFp8ScaleBlock;
     p.k_block.a = a.scale_a;
@@ -193,22 +174,14 @@ class GemmGroupedFp8Sm90 {
     p.k_block.group_b = Scaling == Fp8Scaling::kTensorwise ? 1
                         : Scaling == Fp8Scaling::kRowwise  ? a.n
                                                            : blocks_n * a.ld_scale_b;
-    if (a.k == 0) return Status::success();  // A and B are not read
-    return renamed(Mainloop::Loader::make_params(p.load, a.a, a.lda, masked ? a.batch_stride_a : 0,
-                                                 a.b, a.ldb, a.batch_stride_b, a.m, a.n, a.k,
-                                                 a.groups));
+    return Host::template operand_params<Kernel, Epilogue, typename Mainloop::Loader>(kName, p, a,
+                                                                                      1.0f);
   }
 
   //! Launches the persistent kernel for `p` (every resident block: the work is known only on the
   //! device); where D has no element, only the sizes' check, if `a.status` asks for it.
   static Status launch(const Params& p, const Arguments& a, cudaStream_t stream) {
-    if (a.m > 0 && a.n > 0)
-      return KernelLauncher<Kernel>::launch(p, {dim3(p.work.workers), dim3(1, 1, 1)}, stream,
-                                            kName);
-    if (a.status == nullptr) return Status::success();
-    detail::grouped_sizes_kernel<<<1, 32, 0, stream>>>(p.work);
-    const cudaError_t e = cudaGetLastError();
-    return e == cudaSuccess ? Status::success() : detail::cuda_error(kName, "the sizes' check", e);
+    return Host::template launch<Kernel>(kName, p, a.m > 0 && a.n > 0, stream);
   }
 
  private:
@@ -219,10 +192,9 @@ class GemmGroupedFp8Sm90 {
     // Block-wise scales of K = 0 have no element, and none is read.
     if (Scaling == Fp8Scaling::kBlockwise && a.k == 0) return Status::success();
     const auto vector = [](const char* name, const float* ptr) {
-      if (ptr == nullptr) return Checks::invalid(kName, std::string(name) + " is a null pointer");
+      if (ptr == nullptr) return Host::invalid(kName, std::string(name) + " is a null pointer");
       if (reinterpret_cast<std::uintptr_t>(ptr) % alignof(float) != 0)
-        return Checks::invalid(kName,
-                               std::string(name) + " is not aligned to 4 bytes (f32 scales)");
+        return Host::invalid(kName, std::string(name) + " is not aligned to 4 bytes (f32 scales)");
       return Status::success();
     };
     Status s = vector("scale_a", a.scale_a);
@@ -230,20 +202,15 @@ class GemmGroupedFp8Sm90 {
     if (!s || Scaling != Fp8Scaling::kBlockwise) return s;
     const std::int64_t k_blocks = (a.k + kFp8ScaleBlock - 1) / kFp8ScaleBlock;
     if (a.ld_scale_a < a.m)
-      return Checks::invalid(kName, "ld_scale_a = " + std::to_string(a.ld_scale_a) +
-                                        " is smaller than m = " + std::to_string(a.m) +
-                                        " (block-wise scale_a holds m scales per 128 of K)");
+      return Host::invalid(kName, "ld_scale_a = " + std::to_string(a.ld_scale_a) +
+                                      " is smaller than m = " + std::to_string(a.m) +
+                                      " (block-wise scale_a holds m scales per 128 of K)");
     if (a.ld_scale_b < k_blocks)
-      return Checks::invalid(
+      return Host::invalid(
           kName, "ld_scale_b = " + std::to_string(a.ld_scale_b) +
                      " is smaller than ceil(k / 128) = " + std::to_string(k_blocks) +
                      " (block-wise scale_b holds one scale per 128 x 128 block of B, K-major)");
     return Status::success();
-  }
-
-  // The loader's and the epilogue's messages, named for this GEMM.
-  static Status renamed(Status s) {
-    return s ? s : Status::error(s.code(), std::string(kName) + ": " + s.message());
   }
 };
 

@@ -1,9 +1,12 @@
 #pragma once
 //! \file
-//! GroupedChecks: the device-free argument checks that the grouped GEMMs of the contiguous and
-//! masked forms share (GemmGroupedSm90, GemmGroupedFp8Sm90), each failure a kInvalidArgument
-//! whose message names the GEMM and the argument. Their arguments have the same members for the
-//! form, the sizes and the operands (gemm_grouped.cuh's table).
+//! GroupedHost: the host side that the grouped GEMMs of the contiguous and masked forms share
+//! (GemmGroupedSm90, GemmGroupedFp8Sm90): the device-free argument checks, each failure a
+//! kInvalidArgument whose message names the GEMM and the argument; the scheduler's, the
+//! epilogue's and the loader's parameters; and the launch. Their arguments have the same members
+//! for the form, the sizes and the operands (gemm_grouped.cuh's table).
+
+#include <cuda_runtime.h>
 
 #include <climits>
 #include <cstddef>
@@ -11,15 +14,17 @@
 #include <string>
 
 #include "../epilogue/output_ops.cuh"
+#include "../layout/tile_shape.cuh"
 #include "../status.cuh"
 #include "grouped_scheduler.cuh"
+#include "launch.cuh"
 
 namespace tilepipe::detail {
 
 //! \tparam TileM, TileN, ClusterM  the kernel's tile and cluster (tiles counted per group)
 //! \tparam MaxGroups               the most groups
 template <int TileM, int TileN, int ClusterM, int MaxGroups>
-struct GroupedChecks {
+struct GroupedHost {
   //! The form, G, the extents, the sizes' pointer and the status word's.
   template <class Args>
   static Status sizes(const char* gemm, const Args& a) {
@@ -80,6 +85,58 @@ struct GroupedChecks {
 
   static Status invalid(const char* gemm, const std::string& msg) {
     return Status::error(Status::Code::kInvalidArgument, std::string(gemm) + ": " + msg);
+  }
+
+  //! `p.k` and the scheduler's parameters (`p.work`) for `a`, but the workers and the claims;
+  //! `k_tiles`: the kernel's k-tiles of K.
+  template <class Params, class Args>
+  static void schedule(Params& p, const Args& a, int k_tiles) {
+    const bool masked = a.form == GroupedForm::kMasked;
+    p.k = a.k;
+    p.work.form = a.form;
+    p.work.sizes = masked ? a.counts : a.offs;
+    p.work.groups = a.groups;
+    p.work.rows = a.m;
+    p.work.items_n = (a.n + TileN - 1) / TileN;
+    p.work.k_tiles = k_tiles;
+    p.work.status = a.status;
+  }
+
+  //! The workers (`p.work.workers`: every resident cluster of `Kernel`), D's epilogue parameters
+  //! (`alpha`, the output operator) and, with K > 0, A's and B's tensor maps (`Loader`), for
+  //! arguments with an element of D.
+  template <class Kernel, class Epilogue, class Loader, class Params, class Args>
+  static Status operand_params(const char* gemm, Params& p, const Args& a, float alpha) {
+    const bool masked = a.form == GroupedForm::kMasked;
+    int workers = 0;
+    Status s = KernelLauncher<Kernel>::resident_clusters(dim3(ClusterM, 1, 1), &workers, gemm);
+    if (s && workers <= 0)
+      s = Status::error(
+          Status::Code::kUnsupportedDevice,
+          std::string(gemm) + ": no cluster of this kernel fits on the current device");
+    if (!s) return s;
+    p.work.workers = workers;
+    s = Epilogue::make_params(
+        p.epilogue, {a.d, nullptr, a.ldd, 0, alpha, 0.0f, Layout::kRowMajor, a.m, a.n, a.output_op},
+        0, masked ? a.batch_stride_d : 0, masked ? a.groups : 1);
+    if (s && a.k > 0)  // with K = 0, D = output_op(0) and A, B are not read
+      s = Loader::make_params(p.load, a.a, a.lda, masked ? a.batch_stride_a : 0, a.b, a.ldb,
+                              a.batch_stride_b, a.m, a.n, a.k, a.groups);
+    return s ? s : Status::error(s.code(), std::string(gemm) + ": " + s.message());
+  }
+
+  //! Launches `Kernel` for `p` on `stream` (every resident cluster: the work is known only on
+  //! the device) where D has elements; otherwise only the sizes' check, where `p.work.status`
+  //! asks for it.
+  template <class Kernel, class Params>
+  static Status launch(const char* gemm, const Params& p, bool elements, cudaStream_t stream) {
+    if (elements)
+      return KernelLauncher<Kernel>::launch(
+          p, {dim3(p.work.workers * ClusterM), dim3(ClusterM, 1, 1)}, stream, gemm);
+    if (p.work.status == nullptr) return Status::success();
+    grouped_sizes_kernel<<<1, 32, 0, stream>>>(p.work);
+    const cudaError_t e = cudaGetLastError();
+    return e == cudaSuccess ? Status::success() : cuda_error(gemm, "the sizes' check", e);
   }
 
  private:
