@@ -169,6 +169,12 @@ using Fp8Decode256Split =
                           tilepipe::Identity, tilepipe::Fp8DecodeTile256SplitConfig>;
 template __global__ void tilepipe::gemm_kernel_sm90<Fp8Decode256Split::Kernel>(
     const __grid_constant__ Fp8Decode256Split::Params);
+// The FP8 grouped GEMM, block-wise on its default 128 x 256 tile: the same fold per k-tile
+// (FFMA) with each unit's scales found per group, walked by the grouped scheduler.
+using GroupedFp8Blockwise =
+    tilepipe::GemmGroupedFp8Sm90<__nv_fp8_e4m3, __nv_bfloat16, tilepipe::Fp8Scaling::kBlockwise>;
+template __global__ void tilepipe::gemm_kernel_sm90<GroupedFp8Blockwise::Kernel>(
+    const __grid_constant__ GroupedFp8Blockwise::Params);
 
 // W8A16 (GemmMixedInput): int8 B through the same ring at one byte per element with its scales,
 // 128-bit shared loads of a whole k-tile of B's bytes and of A (ByteKOrder), converted in registers
