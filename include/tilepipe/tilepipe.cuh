@@ -64,6 +64,7 @@
 #include "gemm/gemm_grouped.cuh"
 #include "gemm/gemm_grouped_fp8.cuh"
 #include "gemm/gemm_grouped_pointer_array.cuh"
+#include "gemm/gemm_grouped_pointer_array_fp8.cuh"
 #include "gemm/gemm_mixed_input.cuh"
 #include "gemm/gemm_multistage.cuh"
 #include "gemm/gemm_options.cuh"

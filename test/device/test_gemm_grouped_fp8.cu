@@ -6,8 +6,10 @@
 // value), within test_gemm_fp8's derived bound on random values. D is poisoned before each run and
 // guarded by bands before and after it: rows outside every group, D's padding and the bands must
 // keep their poison, and bad sizes must be clamped and reported in the status word.
-// GemmGroupedFp8.Random draws TILEPIPE_GROUPED_FP8_FUZZ_COUNT problems (default:
-// TILEPIPE_FUZZ_COUNT's, at most 500). Skips on a GPU that is not sm_90 or in a build without 90a.
+// The pointer-array form (GemmGroupedPointerArrayFp8Sm90) is checked group by group in allocations
+// of their own (grouped_pointer_array_case.cuh), exactly. GemmGroupedFp8.Random draws
+// TILEPIPE_GROUPED_FP8_FUZZ_COUNT problems (default: TILEPIPE_FUZZ_COUNT's, at most 1000). Skips on
+// a GPU that is not sm_90 or in a build without 90a.
 
 #include <gtest/gtest.h>
 
@@ -22,9 +24,11 @@
 #include <vector>
 
 #include <tilepipe/gemm/gemm_grouped_fp8.cuh>
+#include <tilepipe/gemm/gemm_grouped_pointer_array_fp8.cuh>
 
 #include "device_test_util.cuh"
 #include "gemm_test_util.cuh"
+#include "grouped_pointer_array_case.cuh"
 #include "grouped_test_util.cuh"
 
 namespace {
@@ -32,6 +36,7 @@ namespace {
 using tilepipe::Fp8Scaling;
 using tilepipe::GroupedForm;
 using tptest::DeviceBuffer;
+using tptest::PointerArrayProblem;
 using E4m3 = __nv_fp8_e4m3;
 using Bf16 = __nv_bfloat16;
 
@@ -542,23 +547,179 @@ TEST(GemmGroupedFp8, RefusesBadArguments) {
   }
 }
 
+// The pointer-array form, in each mode (the default tiles: block-wise the wide one).
+template <class AB, class D, Fp8Scaling S>
+using PointerArrayCase =
+    tptest::PointerArrayCaseOf<AB, D, tilepipe::GemmGroupedPointerArrayFp8Sm90<AB, D, S>>;
+
+template <class AB, class D, Fp8Scaling S>
+bool run_pointer_array(const PointerArrayProblem& p, std::uint32_t seed) {
+  return tptest::run_pointer_array_problem<PointerArrayCase<AB, D, S>>(p, seed);
+}
+
+template <class AB, class D, Fp8Scaling S>
+void run_pointer_arrays(const std::vector<PointerArrayProblem>& ps, std::uint32_t seed) {
+  for (const PointerArrayProblem& p : ps) EXPECT_TRUE((run_pointer_array<AB, D, S>(p, seed++)));
+}
+
+// Groups in allocations of their own with leading dimensions (and block-wise ld_scale_a) of
+// their own; empty, one-row and unbalanced groups, N and K off the tile and the scale blocks, odd
+// ldd_g; e5m2 into f32 row-wise.
+TEST(GemmGroupedFp8, PointerArray) {
+  TP_REQUIRE_HOPPER_TIER(available());
+  std::vector<PointerArrayProblem> ps = {
+      tptest::pointer_array(300, 256, 128, {300, 0, 1, 129, 64}),
+      tptest::pointer_array(700, 200, 400, {5, 700, 0, 63, 128, 1}),
+      tptest::pointer_array(1, 16, 16, {1, 0, 1}),
+      tptest::pointer_array(130, 520, 2064, {130, 65}),
+  };
+  ps[1].pad_a = {0, 16, 32, 16, 0, 48}, ps[1].pad_b = {16, 0, 0, 32, 16, 0};
+  ps[1].pad_d = {3, 0, 1, 8, 5, 2};
+  run_pointer_arrays<E4m3, Bf16, Fp8Scaling::kTensorwise>(ps, 200);
+  run_pointer_arrays<E4m3, Bf16, Fp8Scaling::kRowwise>(ps, 210);
+  run_pointer_arrays<E4m3, Bf16, Fp8Scaling::kBlockwise>(ps, 220);
+  run_pointer_arrays<__nv_fp8_e5m2, float, Fp8Scaling::kRowwise>(ps, 230);
+}
+
+// Bad groups are skipped (their D_g untouched) and the first reported: negative M_g, M_g past m,
+// each flaw of an operand or a scale array (block-wise: also a short ld_scale_a; elsewhere no
+// flaw); nothing of a group without rows is read, nor A_g and B_g with K = 0, nor block-wise
+// scales with K = 0.
+template <Fp8Scaling S>
+void bad_pointer_arrays(std::uint32_t seed) {
+  using namespace tptest;
+  PointerArrayProblem p =
+      pointer_array(200, 192, 256, {0, 70, -4, 201, 90, 90, 90, 90, 90, 90, 90, 90, 90});
+  p.flaw = {kNullScaleA, kNoFlaw,           kNoFlaw,       kNoFlaw,   kNullA,
+            kNullD,      kShortLda,         kMisalignedB,  kShortLdd, kNullScaleA,
+            kNoFlaw,     kMisalignedScaleB, kShortLdScaleA};
+  EXPECT_TRUE((run_pointer_array<E4m3, Bf16, S>(p, seed)));
+  p.rows = {0, 70, 0, 200, 0, 0, 0, 0, 0, 90, 0, 4, 90};  // 9 and 11 bad (12 block-wise)
+  EXPECT_TRUE((run_pointer_array<E4m3, Bf16, S>(p, seed + 1)));
+  p.rows[9] = p.rows[11] = 0;  // 12 alone (block-wise), else none
+  EXPECT_TRUE((run_pointer_array<E4m3, Bf16, S>(p, seed + 2)));
+  PointerArrayProblem z = pointer_array(64, 64, 0, {5, 0, 64, 7});
+  z.flaw = {kNullA, kMisalignedB, kShortLda, kShortLdScaleA};  // K = 0: A, B unread
+  EXPECT_TRUE((run_pointer_array<E4m3, Bf16, S>(z, seed + 3)));
+  z.flaw[1] = kNullScaleA;        // group 1 has no rows: no flaw
+  z.flaw[3] = kMisalignedScaleB;  // read with K = 0 unless block-wise
+  EXPECT_TRUE((run_pointer_array<E4m3, Bf16, S>(z, seed + 4)));
+}
+
+TEST(GemmGroupedFp8, PointerArrayBadGroupsSkippedAndReported) {
+  TP_REQUIRE_HOPPER_TIER(available());
+  bad_pointer_arrays<Fp8Scaling::kTensorwise>(240);
+  bad_pointer_arrays<Fp8Scaling::kRowwise>(250);
+  bad_pointer_arrays<Fp8Scaling::kBlockwise>(260);
+}
+
+// The pointer-array form's refusals name the argument.
+TEST(GemmGroupedFp8, PointerArrayRefusesBadArguments) {
+  using Gemm = tilepipe::GemmGroupedPointerArrayFp8Sm90<E4m3, Bf16, Fp8Scaling::kBlockwise>;
+  alignas(128) static unsigned char bytes[4096];  // never dereferenced: only checked
+  const auto* ptrs = reinterpret_cast<void* const*>(bytes);
+  const auto* lds = reinterpret_cast<const std::int64_t*>(bytes);
+  Gemm::Arguments good;
+  good.groups = 2, good.m = 64, good.n = 128, good.k = 256;
+  good.rows = reinterpret_cast<const int*>(bytes);
+  good.a = reinterpret_cast<const E4m3* const*>(ptrs), good.lda = lds;
+  good.b = reinterpret_cast<const E4m3* const*>(ptrs), good.ldb = lds;
+  good.d = reinterpret_cast<Bf16* const*>(ptrs), good.ldd = lds;
+  good.scale_a = reinterpret_cast<const float* const*>(ptrs);
+  good.scale_b = reinterpret_cast<const float* const*>(ptrs);
+  good.ld_scale_a = lds, good.ld_scale_b = 2;
+  good.workspace = bytes;
+  ASSERT_TRUE(Gemm::check_arguments(good)) << Gemm::check_arguments(good).message();
+  struct Bad {
+    const char* name;
+    void (*spoil)(Gemm::Arguments&);
+  };
+  const Bad cases[] = {
+      {"scale_a", [](Gemm::Arguments& a) { a.scale_a = nullptr; }},
+      {"scale_b",
+       [](Gemm::Arguments& a) {
+         a.scale_b = reinterpret_cast<const float* const*>(bytes + 4);  // not pointer-aligned
+       }},
+      {"ld_scale_a", [](Gemm::Arguments& a) { a.ld_scale_a = nullptr; }},
+      {"ld_scale_a", [](Gemm::Arguments& a) { a.ld_scale_a = nullptr, a.k = 0; }},
+      {"ld_scale_b", [](Gemm::Arguments& a) { a.ld_scale_b = 1; }},
+      {"rows", [](Gemm::Arguments& a) { a.rows = nullptr; }},
+      {"workspace", [](Gemm::Arguments& a) { a.workspace = bytes + 64; }},
+      {"groups", [](Gemm::Arguments& a) { a.groups = 257; }},
+      {"a is a null", [](Gemm::Arguments& a) { a.a = nullptr; }},
+  };
+  for (const Bad& c : cases) {
+    Gemm::Arguments a = good;
+    c.spoil(a);
+    const tilepipe::Status s = Gemm::check_arguments(a);
+    EXPECT_EQ(s.code(), tilepipe::Status::Code::kInvalidArgument) << c.name;
+    EXPECT_NE(s.message().find(c.name), std::string::npos) << c.name << ": " << s.message();
+    EXPECT_EQ(s.message().rfind("GemmGroupedPointerArrayFp8Sm90: ", 0), 0u) << s.message();
+  }
+  Gemm::Arguments k0 = good;  // K = 0: A, B and ld_scale_b are not read
+  k0.k = 0, k0.a = nullptr, k0.b = nullptr, k0.ld_scale_b = 0;
+  EXPECT_TRUE(Gemm::check_arguments(k0)) << Gemm::check_arguments(k0).message();
+  Gemm::Arguments empty = good;  // D without elements: no scale is read
+  empty.n = 0, empty.scale_a = nullptr, empty.scale_b = nullptr, empty.ld_scale_a = nullptr;
+  EXPECT_TRUE(Gemm::check_arguments(empty)) << Gemm::check_arguments(empty).message();
+}
+
 // Random problems: mode, form, group count (1 to 256), sizes (empty, one-row, unbalanced, at
-// times bad), N, K (a multiple of 16), pads, exact or random values; a few on the wide tile.
+// times bad), N, K (a multiple of 16), pads, exact or random values; a few on the wide tile; a
+// fifth of them pointer arrays (up to 64 groups in allocations of their own, exact values, at
+// times with a flaw or a bad row count).
 TEST(GemmGroupedFp8, Random) {
   TP_REQUIRE_HOPPER_TIER(available());
+  // The GPU check's TILEPIPE_FUZZ_COUNT (4000) gives 1000; its sanitizer steps' (60) give 60.
   const std::uint64_t count =
       env_u64("TILEPIPE_GROUPED_FP8_FUZZ_COUNT",
-              std::min<std::uint64_t>(env_u64("TILEPIPE_FUZZ_COUNT", 500), 500));
+              std::min<std::uint64_t>(env_u64("TILEPIPE_FUZZ_COUNT", 1000), 1000));
   const int max_dim =
       static_cast<int>(std::min<std::uint64_t>(env_u64("TILEPIPE_FUZZ_MAX_DIM", 600), 600));
   const std::uint64_t seed0 = env_u64("TILEPIPE_FUZZ_SEED", 20261130);
   std::mt19937_64 rng(seed0);
   auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<std::uint64_t>(n)); };
-  int failures = 0, masked_count = 0, bad_sizes = 0, random_values = 0, wide = 0;
+  int failures = 0, masked_count = 0, bad_sizes = 0, random_values = 0, wide = 0, arrays = 0;
   int modes[3] = {0, 0, 0};
   double worst = 0.0;
   std::uint64_t done = 0;
   for (; done < count && failures < 5; ++done) {
+    if (pick(5) == 0) {
+      const int groups = 1 + (pick(4) == 0 ? pick(64) : pick(16));
+      PointerArrayProblem q;
+      q.m = 1 + pick(max_dim);
+      q.n = pick(3) == 0 ? 16 * (1 + pick(max_dim / 16)) : 1 + pick(max_dim);
+      q.k = 16 * pick(49);
+      bool any_bad = false;
+      for (int g = 0; g < groups; ++g) {
+        const int kind = pick(5);
+        q.rows.push_back(kind == 0   ? 0
+                         : kind == 1 ? 1
+                         : kind == 2 ? pick(q.m + 1)
+                                     : std::min(q.m, 1 + pick(129)));
+        q.pad_a.push_back(16 * pick(3)), q.pad_b.push_back(16 * pick(3));
+        q.pad_d.push_back(pick(3) == 0 ? 1 + pick(9) : 0);
+        q.flaw.push_back(pick(12) == 0 ? 1 + pick(tptest::kFp8FlawKinds - 1) : tptest::kNoFlaw);
+        any_bad = any_bad || q.flaw.back() != tptest::kNoFlaw;
+      }
+      if (pick(10) == 0) {
+        q.rows[pick(groups)] = pick(2) == 0 ? -1 - pick(100) : q.m + 1 + pick(100);
+        any_bad = true;
+      }
+      bad_sizes += any_bad;
+      ++arrays;
+      const auto seed = static_cast<std::uint32_t>(rng());
+      const int mode = pick(3);
+      ++modes[mode];
+      bool ok;
+      if (mode == 0) ok = run_pointer_array<E4m3, Bf16, Fp8Scaling::kTensorwise>(q, seed);
+      else if (mode == 2) ok = run_pointer_array<E4m3, Bf16, Fp8Scaling::kBlockwise>(q, seed);
+      else if (pick(3) == 0)
+        ok = run_pointer_array<__nv_fp8_e5m2, float, Fp8Scaling::kRowwise>(q, seed);
+      else ok = run_pointer_array<E4m3, Bf16, Fp8Scaling::kRowwise>(q, seed);
+      failures += !ok;
+      continue;
+    }
     Problem p;
     const int shape = pick(8);
     const int groups = shape == 0 ? 1 : shape == 1 ? 1 + pick(256) : 1 + pick(16);
@@ -611,10 +772,10 @@ TEST(GemmGroupedFp8, Random) {
   }
   std::printf(
       "[grouped-fp8-fuzz] %llu problems (%d tensorwise, %d rowwise, %d blockwise of which %d on "
-      "the wide tile; %d masked; %d with a bad size; %d random-valued), %d failures, worst "
-      "|error|/bound of the random-valued %.3f (seed %llu)\n",
+      "the wide tile; %d masked; %d pointer arrays; %d with a bad size or a flaw; %d "
+      "random-valued), %d failures, worst |error|/bound of the random-valued %.3f (seed %llu)\n",
       static_cast<unsigned long long>(done), modes[0], modes[1], modes[2], wide, masked_count,
-      bad_sizes, random_values, failures, worst, static_cast<unsigned long long>(seed0));
+      arrays, bad_sizes, random_values, failures, worst, static_cast<unsigned long long>(seed0));
   EXPECT_EQ(failures, 0);
 }
 

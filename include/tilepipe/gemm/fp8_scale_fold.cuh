@@ -20,14 +20,22 @@ inline constexpr int kFp8ScaleBlock = 128;
 
 namespace detail {
 
+//! Where an FP8 GEMM's k-block operator (Fp8ScaleFold) finds the scales of a unit's group.
+enum class Fp8ScaleGroups : int {
+  kNone,      //!< a dense GEMM: one set of scales
+  kStrided,   //!< group g's start `g * group_a` and `g * group_b` floats in (gemm_grouped_fp8.cuh)
+  kPointers,  //!< group g's are arrays of their own, `a_of[g]` and `b_of[g]`, for the `rows[g]`
+              //!< rows the preparing kernel checked (gemm_grouped_pointer_array_fp8.cuh)
+};
+
 //! The k-block operator of an FP8 GEMM (GemmKernelSm90's `KBlockOp`): folds each k-tile's fp8
 //! product into the f32 accumulators of one consumer warpgroup, times its scales (`operator()`,
-//! then `finish`). `PerGroup` (the grouped FP8 GEMM, gemm_grouped_fp8.cuh): each unit's scales
-//! start `group * Params::group_a` and `group * Params::group_b` floats in (its `batch` is its
-//! group), and row-wise B's per-column scales are applied in `finish` (the dense GEMM applies
-//! them in its epilogue, which does not know a row's group).
-template <Fp8Scaling Mode, class Accumulators, bool PerGroup = false>
+//! then `finish`). `Groups` says where a grouped GEMM's unit finds its group's scales (its `batch`
+//! is its group; Fp8ScaleGroups), and there row-wise B's per-column scales are applied in
+//! `finish` (the dense GEMM applies them in its epilogue, which does not know a row's group).
+template <Fp8Scaling Mode, class Accumulators, Fp8ScaleGroups Groups = Fp8ScaleGroups::kNone>
 class Fp8ScaleFold {
+  static constexpr bool kPerGroup = Groups != Fp8ScaleGroups::kNone;
   static constexpr int kRegisters = Accumulators::kRegisters;
   //! Columns of the warpgroup's tile (N / 2 registers); 256 spans two blocks of B's scales.
   static constexpr int kN = 2 * kRegisters;
@@ -35,7 +43,7 @@ class Fp8ScaleFold {
   //! Whether the fold adds and `finish` scales (operator() says when).
   static constexpr bool kAddsThenScales = Mode != Fp8Scaling::kBlockwise && kBlocksN == 1;
   //! Whether `finish` multiplies each column by its scale_b (grouped row-wise).
-  static constexpr bool kColumnScales = PerGroup && Mode == Fp8Scaling::kRowwise;
+  static constexpr bool kColumnScales = kPerGroup && Mode == Fp8Scaling::kRowwise;
 
  public:
   struct DenseParams {
@@ -47,20 +55,43 @@ class Fp8ScaleFold {
     int blocks_n = 0;       //!< kBlockwise: B's blocks of 128 rows, ceil(N / 128)
     int k_blocks = 0;       //!< kBlockwise: ceil(K / 128)
   };
-  //! PerGroup: floats from one group's scale_a and scale_b to the next's, and (row-wise) the
+  //! kStrided: floats from one group's scale_a and scale_b to the next's, and (row-wise) the
   //! columns of D: columns past it read column N - 1's scale (never stored).
   struct GroupParams : DenseParams {
     std::int64_t group_a = 0, group_b = 0;
     int n = 0;
   };
+  //! kPointers: each group's scale arrays (`a` and `b` unused), block-wise its `ld_a`, and its
+  //! rows (for `m`: rows past them read the last one's scales); `ld_b` is every group's.
+  struct PointerParams : DenseParams {
+    const float* const* a_of = nullptr;
+    const float* const* b_of = nullptr;
+    const std::int64_t* ld_a_of = nullptr;  //!< kBlockwise
+    const int* rows = nullptr;
+    int n = 0;
+  };
   //! The kernel's parameters (the dense GEMM's without the groups' members, so that its kernels'
   //! parameters stay as they were).
-  using Params = std::conditional_t<PerGroup, GroupParams, DenseParams>;
+  using Params = std::conditional_t<
+      Groups == Fp8ScaleGroups::kNone, DenseParams,
+      std::conditional_t<Groups == Fp8ScaleGroups::kStrided, GroupParams, PointerParams>>;
 
   //! For the warpgroup whose rows start at `m0`, columns at `n0`, k-tiles at `k_tile_begin`, of
-  //! group `batch` (PerGroup; else batch 0).
+  //! group `batch` (a grouped GEMM; else batch 0).
   TILEPIPE_DEVICE Fp8ScaleFold(const Params& p, int m0, int n0, int batch, int k_tile_begin) {
-    if constexpr (PerGroup) {
+    if constexpr (Groups == Fp8ScaleGroups::kPointers) {
+      DenseParams q = p;  // the group's own arrays, as a dense GEMM's
+      q.a = p.a_of[batch];
+      q.b = p.b_of[batch];
+      if constexpr (Mode == Fp8Scaling::kBlockwise) q.ld_a = __ldg(p.ld_a_of + batch);
+      q.m = __ldg(p.rows + batch);
+      if constexpr (kColumnScales) {
+        b_ = q.b;
+        n0_ = n0;
+        n_ = p.n;
+      }
+      start(q, 0, 0, m0, n0, k_tile_begin);
+    } else if constexpr (Groups == Fp8ScaleGroups::kStrided) {
       if constexpr (kColumnScales) {
         b_ = p.b + batch * p.group_b;
         n0_ = n0;
@@ -134,8 +165,8 @@ class Fp8ScaleFold {
 
  private:
   // The constructor's work, with the unit's group's scales `group_a` and `group_b` floats in.
-  TILEPIPE_DEVICE void start(const Params& p, std::int64_t group_a, std::int64_t group_b, int m0,
-                             int n0, int k_tile_begin) {
+  TILEPIPE_DEVICE void start(const DenseParams& p, std::int64_t group_a, std::int64_t group_b,
+                             int m0, int n0, int k_tile_begin) {
     const int t = static_cast<int>(threadIdx.x % 128);
     // This thread's two rows of the 64 (Accumulators::row_of: i / 2 % 2 picks the second).
     const int r0 = min(m0 + Accumulators::row_of(t, 0), p.m - 1);

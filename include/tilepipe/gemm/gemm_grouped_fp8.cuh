@@ -6,7 +6,7 @@
 //! contiguous and masked forms, e4m3 or e5m2 A and B, each group's B `[N, K]` (K contiguous, as
 //! wgmma reads fp8), D of bf16, f16 or f32. One persistent launch, no host read of the sizes.
 //! Each k-tile of 128 is folded into f32 on the CUDA cores as in GemmFp8Sm90 (the mainloop's
-//! per-k-block seam), the scales found per group (Fp8ScaleFold's `PerGroup`):
+//! per-k-block seam), the scales found per group (Fp8ScaleFold's `kStrided` groups):
 //!
 //! | mode | scale_a | scale_b |
 //! | --- | --- | --- |
@@ -105,7 +105,7 @@ class GemmGroupedFp8Sm90 {
       WarpSpecializedMainloop<ElementAB, Layout::kRowMajor, Layout::kColumnMajor, Config>;
   using Accumulators = typename Mainloop::Accumulators;
   using Epilogue = WarpgroupEpilogue<ElementD, Accumulators, OutputOp>;
-  using Fold = detail::Fp8ScaleFold<Scaling, Accumulators, /*PerGroup=*/true>;
+  using Fold = detail::Fp8ScaleFold<Scaling, Accumulators, detail::Fp8ScaleGroups::kStrided>;
   //! The most groups (GemmGroupedSm90's).
   static constexpr int kMaxGroups = 256;
   using Scheduler =
