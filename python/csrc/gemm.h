@@ -126,6 +126,7 @@ struct ScaledGroupedMmProblem {
   const float* scale_a = nullptr;
   const float* scale_b = nullptr;
   std::int64_t ld_scale_a = 0, ld_scale_b = 0;  //!< kBlockwise
+  void* claims = nullptr;  //!< an int32 on the device: the blocks claim tiles on demand
 };
 
 //! Runs `p` on `stream` in one launch, with no host read of the sizes.

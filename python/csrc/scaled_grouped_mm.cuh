@@ -37,6 +37,8 @@ tilepipe::Status run_scaled_grouped(const ScaledGroupedMmProblem& p, cudaStream_
   args.scale_b = p.scale_b;
   args.ld_scale_a = p.ld_scale_a;
   args.ld_scale_b = p.ld_scale_b;
+  args.workspace = p.claims;
+  args.workspace_bytes = p.claims != nullptr ? Gemm::workspace_size(args) : 0;
   return Gemm::run(args, stream);
 }
 

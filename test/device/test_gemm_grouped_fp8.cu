@@ -5,7 +5,8 @@
 // and the scales powers of two (a scale of the wrong group, row, column or block shows as a wrong
 // value), within test_gemm_fp8's derived bound on random values. D is poisoned before each run and
 // guarded by bands before and after it: rows outside every group, D's padding and the bands must
-// keep their poison, and bad sizes must be clamped and reported in the status word.
+// keep their poison, and bad sizes must be clamped and reported in the status word. Tiles are
+// claimed on demand (through a workspace, poisoned before each run) or dealt.
 // The pointer-array form (GemmGroupedPointerArrayFp8Sm90) is checked group by group in allocations
 // of their own (grouped_pointer_array_case.cuh), exactly. GemmGroupedFp8.Random draws
 // TILEPIPE_GROUPED_FP8_FUZZ_COUNT problems (default: TILEPIPE_FUZZ_COUNT's, at most 1000). Skips on
@@ -63,14 +64,21 @@ struct Problem {
   std::vector<int> sizes;               // offs or counts, as uploaded (possibly bad)
   int pad_a = 0, pad_b = 0, pad_d = 0;  // extra elements per line (A's and B's multiples of 16)
   bool exact = true;                    // small integers and power-of-two scales
+  bool on_demand = true;                // tiles claimed through a workspace
 };
+
+// The workspace of every on-demand launch, poisoned before each: `run` must zero it.
+DeviceBuffer<unsigned>& claims() {
+  static DeviceBuffer<unsigned> c(1);
+  return c;
+}
 
 std::string describe(const Problem& p) {
   std::string s = std::string(p.form == GroupedForm::kMasked ? "masked" : "contiguous") + " m " +
                   std::to_string(p.m) + " n " + std::to_string(p.n) + " k " + std::to_string(p.k) +
                   " G " + std::to_string(p.sizes.size()) + " pads " + std::to_string(p.pad_a) +
                   "/" + std::to_string(p.pad_b) + "/" + std::to_string(p.pad_d) +
-                  (p.exact ? " exact" : " random");
+                  (p.exact ? " exact" : " random") + (p.on_demand ? " on demand" : " dealt");
   return s + tptest::sizes_text(p.sizes);
 }
 
@@ -149,11 +157,13 @@ class Case {
     a.scale_a = sa_.get(), a.scale_b = sb_.get();
     a.ld_scale_a = ld_sa_, a.ld_scale_b = ld_sb_;
     a.status = status_.get();
+    if (p_.on_demand) a.workspace = claims().get(), a.workspace_bytes = claims().bytes();
     return a;
   }
 
   cudaError_t poison() {
-    const cudaError_t e = d_.poison(kPoison);
+    cudaError_t e = d_.poison(kPoison);
+    if (e == cudaSuccess) e = claims().poison(kPoison);
     return e == cudaSuccess ? status_.poison(kPoison) : e;
   }
 
@@ -335,9 +345,16 @@ std::vector<Problem> shapes() {
   return ps;
 }
 
+// Each shape with tiles claimed on demand and dealt.
 template <Fp8Scaling S>
 void run_shapes(std::uint32_t seed) {
-  for (const Problem& p : shapes()) EXPECT_TRUE((run_problem<E4m3, Bf16, S>(p, seed++)));
+  for (Problem p : shapes()) {
+    for (bool on_demand : {true, false}) {
+      p.on_demand = on_demand;
+      EXPECT_TRUE((run_problem<E4m3, Bf16, S>(p, seed)));
+    }
+    ++seed;
+  }
 }
 
 TEST(GemmGroupedFp8, TensorwiseExact) {
@@ -536,6 +553,9 @@ TEST(GemmGroupedFp8, RefusesBadArguments) {
       {"groups", [](Gemm::Arguments& a) { a.groups = 257; }},
       {"batch_stride_b", [](Gemm::Arguments& a) { a.batch_stride_b = -16; }},
       {"A", [](Gemm::Arguments& a) { a.a = reinterpret_cast<const E4m3*>(bytes + 8); }},
+      {"workspace_bytes", [](Gemm::Arguments& a) { a.workspace = bytes, a.workspace_bytes = 2; }},
+      {"workspace is not aligned",
+       [](Gemm::Arguments& a) { a.workspace = bytes + 2, a.workspace_bytes = 4; }},
   };
   for (const Bad& c : cases) {
     Gemm::Arguments a = good;
@@ -680,6 +700,7 @@ TEST(GemmGroupedFp8, Random) {
   std::mt19937_64 rng(seed0);
   auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<std::uint64_t>(n)); };
   int failures = 0, masked_count = 0, bad_sizes = 0, random_values = 0, wide = 0, arrays = 0;
+  int on_demand = 0;
   int modes[3] = {0, 0, 0};
   double worst = 0.0;
   std::uint64_t done = 0;
@@ -733,6 +754,8 @@ TEST(GemmGroupedFp8, Random) {
     p.k = 16 * pick(49);  // 0 .. 768
     p.pad_a = 16 * pick(2), p.pad_b = 16 * pick(2), p.pad_d = pick(3) == 0 ? 1 + pick(9) : 0;
     p.exact = pick(3) != 0;
+    p.on_demand = pick(2) == 0;
+    on_demand += p.on_demand;
     if (pick(3) == 0) {
       p.form = GroupedForm::kMasked;
       p.m = 1 + pick(std::max(1, cap));
@@ -772,10 +795,12 @@ TEST(GemmGroupedFp8, Random) {
   }
   std::printf(
       "[grouped-fp8-fuzz] %llu problems (%d tensorwise, %d rowwise, %d blockwise of which %d on "
-      "the wide tile; %d masked; %d pointer arrays; %d with a bad size or a flaw; %d "
-      "random-valued), %d failures, worst |error|/bound of the random-valued %.3f (seed %llu)\n",
+      "the wide tile; %d masked; %d pointer arrays; %d with tiles claimed on demand; %d with a "
+      "bad size or a flaw; %d random-valued), %d failures, worst |error|/bound of the "
+      "random-valued %.3f (seed %llu)\n",
       static_cast<unsigned long long>(done), modes[0], modes[1], modes[2], wide, masked_count,
-      arrays, bad_sizes, random_values, failures, worst, static_cast<unsigned long long>(seed0));
+      arrays, on_demand, bad_sizes, random_values, failures, worst,
+      static_cast<unsigned long long>(seed0));
   EXPECT_EQ(failures, 0);
 }
 

@@ -27,7 +27,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <string>
 #include <type_traits>
 
 #include "../epilogue/output_ops.cuh"
@@ -111,11 +110,7 @@ class GemmGroupedSm90 {
   //! The device-free checks; each failure names the argument.
   static Status check_arguments(const Arguments& a) {
     Status s = Host::sizes("GemmGroupedSm90", a);
-    if (s && a.workspace != nullptr && a.workspace_bytes < workspace_size(a))
-      s = invalid("workspace_bytes = " + std::to_string(a.workspace_bytes) + " is less than " +
-                  std::to_string(workspace_size(a)) + " (workspace_size(args))");
-    if (s && reinterpret_cast<std::uintptr_t>(a.workspace) % alignof(unsigned) != 0)
-      s = invalid("workspace is not aligned to 4 bytes (an int32 counter)");
+    if (s) s = Host::claims("GemmGroupedSm90", a);
     if (s) s = Host::tiles("GemmGroupedSm90", a);
     if (!s || a.m == 0 || a.n == 0) return s;  // no element of D
     return Host::operands("GemmGroupedSm90", a, sizeof(ElementAB), sizeof(ElementD),
@@ -151,17 +146,8 @@ class GemmGroupedSm90 {
   //! Launches the persistent kernel for `p` (every resident cluster: the work is known only on
   //! the device); where D has no element, only the sizes' check, if `a.status` asks for it.
   static Status launch(const Params& p, const Arguments& a, cudaStream_t stream) {
-    const bool elements = a.m > 0 && a.n > 0;
-    if (elements && p.work.claims != nullptr) {  // the tiles' counter starts at zero
-      const cudaError_t e = cudaMemsetAsync(p.work.claims, 0, sizeof(unsigned), stream);
-      if (e != cudaSuccess)
-        return detail::cuda_error("GemmGroupedSm90", "zeroing the workspace", e);
-    }
-    return Host::template launch<Kernel>("GemmGroupedSm90", p, elements, stream);
+    return Host::template launch<Kernel>("GemmGroupedSm90", p, a.m > 0 && a.n > 0, stream);
   }
-
- private:
-  static Status invalid(const std::string& msg) { return Host::invalid("GemmGroupedSm90", msg); }
 };
 
 }  // namespace tilepipe

@@ -19,8 +19,9 @@
 //! block-wise, A has one scale per row per 128 of K (M-major, over all of A's rows in the
 //! contiguous form) and each group's B one per 128 x 128 block. Row-wise B's column scales are
 //! applied after the last k-tile, in the fold (the epilogue does not know a row's group).
-//! Bad sizes are clamped and reported in `*status` as in GemmGroupedSm90; tiles are dealt (block
-//! `b` takes items `b`, `b + blocks`, ...), so no workspace.
+//! Bad sizes are clamped and reported in `*status` as in GemmGroupedSm90; tiles are claimed on
+//! demand where a workspace is given (else dealt), and a consumer warpgroup whose rows all lie
+//! past its group's end issues no wgmma, as there.
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -48,7 +49,7 @@
 namespace tilepipe {
 
 //! The arguments of an FP8 grouped GEMM (GemmGroupedFp8Sm90): GemmGroupedArguments' members but
-//! alpha and the workspace, and the scales. Leading dimensions and strides in elements.
+//! alpha, and the scales. Leading dimensions and strides in elements.
 template <class ElementAB, class ElementD, class OutputOp = Identity>
 struct GemmGroupedFp8Arguments {
   GroupedForm form = GroupedForm::kContiguous;
@@ -68,7 +69,11 @@ struct GemmGroupedFp8Arguments {
   std::int64_t ld_scale_a = 0;               //!< kBlockwise: between A's k-blocks (>= m)
   std::int64_t ld_scale_b = 0;  //!< kBlockwise: between B's blocks of 128 rows (>= ceil(K/128))
   int* status = nullptr;  //!< optional, on the device: 0, or 1 + the first group whose size was bad
-  OutputOp output_op{};   //!< applied to every scaled element of D
+  //! Optional: `workspace_size(args)` (4) bytes on the device, zeroed by `launch` (one workspace
+  //! per launch in flight): with it the blocks claim tiles on demand (GemmGroupedArguments').
+  void* workspace = nullptr;
+  std::size_t workspace_bytes = 0;
+  OutputOp output_op{};  //!< applied to every scaled element of D
 };
 
 //! \tparam ElementAB  `__nv_fp8_e4m3` or `__nv_fp8_e5m2`
@@ -123,9 +128,13 @@ class GemmGroupedFp8Sm90 {
 
   static bool available() { return hopper_tier_on_current_device(); }
 
+  //! Bytes of `args.workspace`, for claiming tiles on demand: an int32 counter.
+  static std::size_t workspace_size(const Arguments&) { return sizeof(unsigned); }
+
   //! The device-free checks; each failure names the argument.
   static Status check_arguments(const Arguments& a) {
     Status s = Host::sizes(kName, a);
+    if (s) s = Host::claims(kName, a);
     if (s) s = Host::tiles(kName, a);
     if (!s || a.m == 0 || a.n == 0) return s;  // no element of D
     s = check_scales(a);
@@ -153,6 +162,7 @@ class GemmGroupedFp8Sm90 {
   //! The kernel's parameters (tensor maps included) for arguments that passed `check_arguments`.
   static Status make_params(Params& p, const Arguments& a) {
     Host::schedule(p, a, Kernel::k_tiles(a.k));
+    p.work.claims = static_cast<unsigned*>(a.workspace);
     if (a.m == 0 || a.n == 0) return Status::success();
     // The fold is built for every unit, also with K = 0 (tensorwise and row-wise read their
     // scales in its constructor; block-wise reads none without a k-tile).

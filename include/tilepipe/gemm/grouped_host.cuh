@@ -51,6 +51,19 @@ struct GroupedHost {
     return Status::success();
   }
 
+  //! The optional workspace for claiming tiles on demand (`workspace_bytes` of `workspace`): an
+  //! int32 counter, which `launch` zeroes.
+  template <class Args>
+  static Status claims(const char* gemm, const Args& a) {
+    if (a.workspace != nullptr && a.workspace_bytes < sizeof(unsigned))
+      return invalid(gemm, "workspace_bytes = " + std::to_string(a.workspace_bytes) +
+                               " is less than " + std::to_string(sizeof(unsigned)) +
+                               " (workspace_size(args))");
+    if (reinterpret_cast<std::uintptr_t>(a.workspace) % alignof(unsigned) != 0)
+      return invalid(gemm, "workspace is not aligned to 4 bytes (an int32 counter)");
+    return Status::success();
+  }
+
   //! Whether the tiles fit an int, every group counted with all `m` rows (bad sizes are clamped,
   //! not refused).
   template <class Args>
@@ -126,10 +139,14 @@ struct GroupedHost {
   }
 
   //! Launches `Kernel` for `p` on `stream` (every resident cluster: the work is known only on
-  //! the device) where D has elements; otherwise only the sizes' check, where `p.work.status`
-  //! asks for it.
+  //! the device) where D has elements, the claims' counter zeroed first; otherwise only the
+  //! sizes' check, where `p.work.status` asks for it.
   template <class Kernel, class Params>
   static Status launch(const char* gemm, const Params& p, bool elements, cudaStream_t stream) {
+    if (elements && p.work.claims != nullptr) {
+      const cudaError_t e = cudaMemsetAsync(p.work.claims, 0, sizeof(unsigned), stream);
+      if (e != cudaSuccess) return cuda_error(gemm, "zeroing the workspace", e);
+    }
     if (elements)
       return KernelLauncher<Kernel>::launch(
           p, {dim3(p.work.workers * ClusterM), dim3(ClusterM, 1, 1)}, stream, gemm);

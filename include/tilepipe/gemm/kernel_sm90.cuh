@@ -108,9 +108,9 @@ struct GemmKernelSm90 {
   static constexpr bool kKeepsPlace = kFoldsKBlocks && !kGrouped && Tile::kM == 64;
   //! Whether the producer sends each unit's number to the consumers with its first k-tile
   //! (`GroupedScheduler::Walk`: dealt or claimed on demand) rather than each role walking the
-  //! deal: grouped, cooperative, unclustered, the tensor cores accumulating.
-  static constexpr bool kTagged =
-      kGrouped && !Tile::kPingPong && !kFoldsKBlocks && Mainloop::kClusterM == 1;
+  //! deal: grouped, cooperative, unclustered (a fold then runs without the stagger, as a
+  //! consumer with no rows of its group skips the unit).
+  static constexpr bool kTagged = kGrouped && !Tile::kPingPong && Mainloop::kClusterM == 1;
 
   struct Params : detail::KBlockOpParams<KBlockOp> {
     typename Mainloop::Params load;      //!< the tensor maps of A and B
@@ -243,9 +243,16 @@ struct GemmKernelSm90 {
              (item = work.tagged() ? mainloop.wait_tag(state) : work.dealt(worker, j)) >= 0; ++j) {
           const auto u = work.unit_of(item);
           const auto drain = [&] { epilogue.drain(p.epilogue); };
-          if (Place::m0_of(u, rank) + 64 * consumer >= u.row_end)
+          const int m0 = Place::m0_of(u, rank) + 64 * consumer;
+          if (m0 >= u.row_end) {
             mainloop.skip(state, Place::k_tiles_of(u), drain);
-          else mainloop.consume(acc, state, consumer, Place::k_tiles_of(u), drain);
+          } else if constexpr (kFoldsKBlocks) {
+            mainloop.consume(
+                acc, state, consumer, Place::k_tiles_of(u), drain,
+                KBlockOp(p.k_block, m0, Place::n0_of(u), Place::batch_of(u), u.k_begin));
+          } else {
+            mainloop.consume(acc, state, consumer, Place::k_tiles_of(u), drain);
+          }
           const auto v = work.unit_of(item);  // found again, not kept beside the accumulators
           Place::begin_store(epilogue, acc, p.epilogue, p.work, v,
                              Place::m0_of(v, rank) + 64 * consumer);
