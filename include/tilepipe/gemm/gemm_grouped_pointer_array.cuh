@@ -43,26 +43,11 @@
 
 namespace tilepipe {
 
-//! The arguments of GemmGroupedPointerArraySm90; every array holds G entries on the device.
-//! Leading dimensions in elements.
+//! The arguments of GemmGroupedPointerArraySm90 (pointer_array_host.cuh's members, and alpha).
 template <class ElementAB, class ElementD, class OutputOp = Identity>
-struct GemmGroupedPointerArrayArguments {
-  int groups = 0;    //!< G (1 .. kMaxGroups)
-  int m = 0;         //!< the most rows of any group: a group of more is skipped (and reported)
-  int n = 0, k = 0;  //!< every group's N and K
-  const int* rows = nullptr;            //!< M_g (int32)
-  const ElementAB* const* a = nullptr;  //!< A_g: `[M_g, K]` row-major
-  const std::int64_t* lda = nullptr;
-  const ElementAB* const* b = nullptr;  //!< B_g: `[N, K]` (LayoutB kColumnMajor) or `[K, N]`
-  const std::int64_t* ldb = nullptr;
-  ElementD* const* d = nullptr;  //!< D_g: `[M_g, N]` row-major
-  const std::int64_t* ldd = nullptr;
+struct GemmGroupedPointerArrayArguments
+    : GroupedPointerArrayOperands<ElementAB, ElementD, OutputOp> {
   float alpha = 1.0f;
-  int* status = nullptr;  //!< optional: 0, or 1 + the first group skipped as bad
-  OutputOp output_op{};   //!< applied to every element of D_g, at its row and column in D_g
-  //! `workspace_bytes(groups)` bytes on the device, 128-byte aligned, for the groups' tensor maps
-  //! and row counts: the launches' until they finish (a captured graph's for its life).
-  void* workspace = nullptr;
 };
 
 //! \tparam ElementAB  `__half` or `__nv_bfloat16`

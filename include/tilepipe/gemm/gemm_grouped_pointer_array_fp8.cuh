@@ -45,30 +45,15 @@
 
 namespace tilepipe {
 
-//! The arguments of GemmGroupedPointerArrayFp8Sm90: GemmGroupedPointerArrayArguments' members but
-//! alpha, and the scales. Every array holds G entries on the device; leading dimensions in
-//! elements.
+//! The arguments of GemmGroupedPointerArrayFp8Sm90: pointer_array_host.cuh's members, and the
+//! scales (the table above; arrays of G on the device).
 template <class ElementAB, class ElementD, class OutputOp = Identity>
-struct GemmGroupedPointerArrayFp8Arguments {
-  int groups = 0;    //!< G (1 .. kMaxGroups)
-  int m = 0;         //!< the most rows of any group: a group of more is skipped (and reported)
-  int n = 0, k = 0;  //!< every group's N and K
-  const int* rows = nullptr;            //!< M_g (int32)
-  const ElementAB* const* a = nullptr;  //!< A_g: `[M_g, K]` row-major
-  const std::int64_t* lda = nullptr;
-  const ElementAB* const* b = nullptr;  //!< B_g: `[N, K]`, K contiguous
-  const std::int64_t* ldb = nullptr;
-  ElementD* const* d = nullptr;  //!< D_g: `[M_g, N]` row-major
-  const std::int64_t* ldd = nullptr;
-  const float* const* scale_a = nullptr;     //!< each group's, as the table above says
-  const float* const* scale_b = nullptr;     //!< each group's, as the table above says
+struct GemmGroupedPointerArrayFp8Arguments
+    : GroupedPointerArrayOperands<ElementAB, ElementD, OutputOp> {
+  const float* const* scale_a = nullptr;     //!< each group's
+  const float* const* scale_b = nullptr;     //!< each group's
   const std::int64_t* ld_scale_a = nullptr;  //!< kBlockwise: each group's (>= M_g), on the device
   std::int64_t ld_scale_b = 0;               //!< kBlockwise: every group's (>= ceil(K / 128))
-  int* status = nullptr;                     //!< optional: 0, or 1 + the first group skipped as bad
-  OutputOp output_op{};  //!< applied to every scaled element of D_g, at its row and column
-  //! `workspace_bytes(groups)` bytes on the device, 128-byte aligned, for the groups' tensor maps
-  //! and row counts: the launches' until they finish (a captured graph's for its life).
-  void* workspace = nullptr;
 };
 
 //! \tparam ElementAB  `__nv_fp8_e4m3` or `__nv_fp8_e5m2`

@@ -21,6 +21,28 @@
 
 namespace tilepipe::detail {
 
+//! A grouped GEMM's kInvalidArgument: `gemm`'s name, then `msg`.
+inline Status grouped_invalid(const char* gemm, const std::string& msg) {
+  return Status::error(Status::Code::kInvalidArgument, std::string(gemm) + ": " + msg);
+}
+
+//! G in `[1, max_groups]` and the extents m, n, k in `[0, INT_MAX - 4096]`, each failure naming
+//! the argument (every grouped GEMM's first checks).
+inline Status check_groups_and_extents(const char* gemm, int groups, int max_groups, int m, int n,
+                                       int k) {
+  if (groups < 1 || groups > max_groups)
+    return grouped_invalid(gemm, "groups = " + std::to_string(groups) + " is outside [1, " +
+                                     std::to_string(max_groups) + "]");
+  constexpr int kMaxExtent = INT_MAX - 4096;
+  const char* names[3] = {"m", "n", "k"};
+  const int extents[3] = {m, n, k};
+  for (int i = 0; i < 3; ++i)
+    if (extents[i] < 0 || extents[i] > kMaxExtent)
+      return grouped_invalid(gemm, std::string(names[i]) + " = " + std::to_string(extents[i]) +
+                                       " is outside [0, " + std::to_string(kMaxExtent) + "]");
+  return Status::success();
+}
+
 //! \tparam TileM, TileN, ClusterM  the kernel's tile and cluster (tiles counted per group)
 //! \tparam MaxGroups               the most groups
 template <int TileM, int TileN, int ClusterM, int MaxGroups>
@@ -31,16 +53,8 @@ struct GroupedHost {
     const bool masked = a.form == GroupedForm::kMasked;
     if (a.form != GroupedForm::kContiguous && !masked)
       return invalid(gemm, "form is neither kContiguous nor kMasked");
-    if (a.groups < 1 || a.groups > MaxGroups)
-      return invalid(gemm, "groups = " + std::to_string(a.groups) + " is outside [1, " +
-                               std::to_string(MaxGroups) + "]");
-    constexpr int kMaxExtent = INT_MAX - 4096;
-    const char* names[3] = {"m", "n", "k"};
-    const int extents[3] = {a.m, a.n, a.k};
-    for (int i = 0; i < 3; ++i)
-      if (extents[i] < 0 || extents[i] > kMaxExtent)
-        return invalid(gemm, std::string(names[i]) + " = " + std::to_string(extents[i]) +
-                                 " is outside [0, " + std::to_string(kMaxExtent) + "]");
+    const Status s = check_groups_and_extents(gemm, a.groups, MaxGroups, a.m, a.n, a.k);
+    if (!s) return s;
     const int* sizes = masked ? a.counts : a.offs;
     const char* sizes_name = masked ? "counts" : "offs";
     if (sizes == nullptr) return invalid(gemm, std::string(sizes_name) + " is a null pointer");
@@ -97,7 +111,7 @@ struct GroupedHost {
   }
 
   static Status invalid(const char* gemm, const std::string& msg) {
-    return Status::error(Status::Code::kInvalidArgument, std::string(gemm) + ": " + msg);
+    return grouped_invalid(gemm, msg);
   }
 
   //! `p.k` and the scheduler's parameters (`p.work`) for `a`, but the workers and the claims;

@@ -21,6 +21,7 @@
 #include "../block/tma_tile_loader.cuh"
 #include "../epilogue/output_ops.cuh"
 #include "../status.cuh"
+#include "grouped_host.cuh"
 #include "grouped_scheduler.cuh"
 #include "launch.cuh"
 
@@ -47,6 +48,29 @@ struct GroupedPointerArrays : GroupedScheduler<TileM, TileN, ClusterM, Raster, M
   }
   TILEPIPE_DEVICE ElementD* d_of(int g) const { return d[g]; }
   TILEPIPE_DEVICE std::int64_t ldd_of(int g) const { return __ldg(ldd + g); }
+};
+
+//! The arguments both pointer-array GEMMs take (GemmGroupedPointerArrayArguments adds alpha,
+//! GemmGroupedPointerArrayFp8Arguments the scales); every array holds G entries on the device.
+//! Leading dimensions in elements.
+template <class ElementAB, class ElementD, class OutputOp>
+struct GroupedPointerArrayOperands {
+  int groups = 0;    //!< G (1 .. kMaxGroups)
+  int m = 0;         //!< the most rows of any group: a group of more is skipped (and reported)
+  int n = 0, k = 0;  //!< every group's N and K
+  const int* rows = nullptr;            //!< M_g (int32)
+  const ElementAB* const* a = nullptr;  //!< A_g: `[M_g, K]` row-major
+  const std::int64_t* lda = nullptr;
+  const ElementAB* const* b =
+      nullptr;  //!< B_g: `[N, K]` (or, bf16 with LayoutB kRowMajor, `[K, N]`)
+  const std::int64_t* ldb = nullptr;
+  ElementD* const* d = nullptr;  //!< D_g: `[M_g, N]` row-major
+  const std::int64_t* ldd = nullptr;
+  int* status = nullptr;  //!< optional: 0, or 1 + the first group skipped as bad
+  OutputOp output_op{};   //!< applied to every element of D_g, at its row and column in D_g
+  //! `workspace_bytes(groups)` bytes on the device, 128-byte aligned, for the groups' tensor maps
+  //! and row counts: the launches' until they finish (a captured graph's for its life).
+  void* workspace = nullptr;
 };
 
 namespace detail {
@@ -158,8 +182,7 @@ __global__ void pointer_array_prepare_kernel(
 }
 
 //! The host side of a pointer-array GEMM whose persistent kernel is `Kernel` (its scheduler a
-//! GroupedPointerArrays, its loads `Loader`'s); `Args` hold GemmGroupedPointerArrayArguments'
-//! members for the sizes, the operands, the status and the workspace.
+//! GroupedPointerArrays, its loads `Loader`'s); `Args` derive from GroupedPointerArrayOperands.
 template <class Kernel, class Loader, class ElementAB, class ElementD, int TileM, int TileN,
           int MaxGroups>
 struct PointerArrayHost {
@@ -175,20 +198,12 @@ struct PointerArrayHost {
   //! The device-free checks of G, the extents and the device arrays' pointers.
   template <class Args>
   static Status check(const char* gemm, const Args& a) {
-    if (a.groups < 1 || a.groups > MaxGroups)
-      return invalid(gemm, "groups = " + std::to_string(a.groups) + " is outside [1, " +
-                               std::to_string(MaxGroups) + "]");
-    constexpr int kMaxExtent = INT_MAX - 4096;
-    const char* names[3] = {"m", "n", "k"};
-    const int extents[3] = {a.m, a.n, a.k};
-    for (int i = 0; i < 3; ++i)
-      if (extents[i] < 0 || extents[i] > kMaxExtent)
-        return invalid(gemm, std::string(names[i]) + " = " + std::to_string(extents[i]) +
-                                 " is outside [0, " + std::to_string(kMaxExtent) + "]");
+    Status s = check_groups_and_extents(gemm, a.groups, MaxGroups, a.m, a.n, a.k);
+    if (!s) return s;
     const long long items = static_cast<long long>(a.groups) * ((a.m + TileM - 1) / TileM) *
                             ((a.n + TileN - 1) / TileN);
     if (items > INT_MAX) return invalid(gemm, "groups x m x n has more tiles than an int counts");
-    Status s = array(gemm, "rows", a.rows, alignof(int));
+    s = array(gemm, "rows", a.rows, alignof(int));
     if (s) s = array(gemm, "status", a.status, alignof(int), true);
     if (s) s = array(gemm, "workspace", a.workspace, 128);
     if (s) s = array(gemm, "d", a.d, alignof(void*));
@@ -261,7 +276,7 @@ struct PointerArrayHost {
   }
 
   static Status invalid(const char* gemm, const std::string& msg) {
-    return Status::error(Status::Code::kInvalidArgument, std::string(gemm) + ": " + msg);
+    return grouped_invalid(gemm, msg);
   }
 
   //! A device array (or the workspace) at `ptr`: non-null unless `optional`, aligned to `align`.
