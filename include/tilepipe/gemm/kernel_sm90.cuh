@@ -244,15 +244,12 @@ struct GemmKernelSm90 {
           const auto u = work.unit_of(item);
           const auto drain = [&] { epilogue.drain(p.epilogue); };
           const int m0 = Place::m0_of(u, rank) + 64 * consumer;
-          if (m0 >= u.row_end) {
-            mainloop.skip(state, Place::k_tiles_of(u), drain);
-          } else if constexpr (kFoldsKBlocks) {
-            mainloop.consume(
-                acc, state, consumer, Place::k_tiles_of(u), drain,
-                KBlockOp(p.k_block, m0, Place::n0_of(u), Place::batch_of(u), u.k_begin));
-          } else {
-            mainloop.consume(acc, state, consumer, Place::k_tiles_of(u), drain);
-          }
+          const int k_tiles = Place::k_tiles_of(u);
+          if (m0 >= u.row_end) mainloop.skip(state, k_tiles, drain);
+          else if constexpr (kFoldsKBlocks)
+            mainloop.consume(acc, state, consumer, k_tiles, drain,
+                             KBlockOp(p.k_block, m0, u.n0, u.group, u.k_begin));
+          else mainloop.consume(acc, state, consumer, k_tiles, drain);
           const auto v = work.unit_of(item);  // found again, not kept beside the accumulators
           Place::begin_store(epilogue, acc, p.epilogue, p.work, v,
                              Place::m0_of(v, rank) + 64 * consumer);
