@@ -365,12 +365,12 @@ TEST(GemmSm90, SplitKAndStreamKAreDeterministic) {
     tptest::DeviceBuffer<unsigned char> ws(SplitDefault::workspace_size(args));
     ASSERT_GT(ws.bytes(), 0u);
     // Counters need no preparation: a workspace of garbage, then the previous launch's counters.
-    TP_CUDA_ASSERT(cudaMemset(ws.get(), 0xA5, ws.bytes()));
+    TP_CUDA_ASSERT(ws.poison(0xA5));
     args.workspace = ws.get();
     args.workspace_bytes = ws.bytes();
     std::vector<__half> first, again;
     for (int run = 0; run < 3; ++run) {
-      TP_CUDA_ASSERT(cudaMemset(d.get(), 0xFF, d.bytes()));
+      TP_CUDA_ASSERT(d.poison(0xFF));
       const tilepipe::Status s = SplitDefault::run(args);
       ASSERT_TRUE(s) << s.message();
       TP_CUDA_ASSERT(cudaDeviceSynchronize());
@@ -391,7 +391,7 @@ TEST(GemmSm90, SplitKAndStreamKAreDeterministic) {
     ASSERT_TRUE(captured) << captured.message();
     TP_CUDA_ASSERT(cudaGraphInstantiate(&exec, graph, 0));
     for (int replay = 0; replay < 3; ++replay) {
-      TP_CUDA_ASSERT(cudaMemset(d.get(), 0xFF, d.bytes()));
+      TP_CUDA_ASSERT(d.poison(0xFF));
       TP_CUDA_ASSERT(cudaGraphLaunch(exec, stream));
       TP_CUDA_ASSERT(cudaStreamSynchronize(stream));
       TP_CUDA_ASSERT(d.download(again));
